@@ -1,0 +1,16 @@
+# ftax_optional(PART OPTION_VAR PACKAGE [find_package args...])
+# Sets FTAX_HAVE_<PART> from the AUTO/ON/OFF value of OPTION_VAR: AUTO uses the package when
+# find_package finds it, ON makes it required, OFF skips it.
+macro(ftax_optional part option_var package)
+  set(FTAX_HAVE_${part} OFF)
+  string(TOUPPER "${${option_var}}" _ftax_mode)
+  if(_ftax_mode STREQUAL "ON")
+    find_package(${package} ${ARGN} REQUIRED)
+    set(FTAX_HAVE_${part} ON)
+  elseif(NOT _ftax_mode STREQUAL "OFF")
+    find_package(${package} ${ARGN} QUIET)
+    if(${package}_FOUND)
+      set(FTAX_HAVE_${part} ON)
+    endif()
+  endif()
+endmacro()
