@@ -1,0 +1,72 @@
+// Measurement files: the raw, versioned output of `ftax bench` (and of the Python eager
+// benchmark it drives), input to `ftax calibrate`.
+//
+// Format (JSON, docs/calibration.md):
+// {
+//   "schema_version": 1, "kind": "ftax-measurements",
+//   "host": {"gpu": "NVIDIA H200", "sm_count": 132, "torch": "2.11.0", ...},
+//   "kernels": [   // one row per microbenchmark point, kernel time from CUPTI records
+//     {"class": "gemm", "dtype": "fp16", "label": "gemm 128x768x768",
+//      "m": 128, "n": 768, "k": 768, "batch": 1, "flops": 1.5e8, "bytes": 2.6e6,
+//      "kernels_per_call": 1, "kernel_us": {"median": 7.1, "p10": 7.0, "p90": 7.3}}
+//   ],
+//   "dispatch": [  // chains of n_ops tiny ops of one dispatch class run by one framework
+//     {"framework": "libtorch-eager", "class": "kernel", "n_ops": 64, "modules": 0,
+//      "call_us": {"median": .., "p10": .., "p90": ..},     // host time of one call, synced
+//      "gpu_kernel_us": ..,   // sum of CUPTI kernel durations per call (null if unknown)
+//      "gpu_span_us": ..}     // first kernel start to last kernel end per call
+//   ],
+//   "failures": [{"what": "gemm bf16 8192x8192x8192", "error": "out of memory"}]
+// }
+// A row may be written before the run ends; readers accept files whose lists are partial.
+//
+//   Expected<Measurements> m = LoadMeasurements("h200.measurements.json");
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+#include "predictor/work_list.h"
+
+namespace ftax {
+
+constexpr int kMeasurementsSchemaVersion = 1;
+
+struct Spread {
+  double median = 0, p10 = 0, p90 = 0;
+};
+
+struct KernelMeasurement {
+  KernelWork work;  // class, dtype, flops, bytes, m/n/k/batch
+  std::string label;
+  int kernels_per_call = 1;
+  Spread kernel_us;  // total kernel time of one call (all its kernels)
+};
+
+struct DispatchMeasurement {
+  Framework framework = Framework::kLibtorchEager;
+  DispatchClass cls = DispatchClass::kKernel;
+  int n_ops = 0;
+  int modules = 0;
+  Spread call_us;
+  double gpu_kernel_us = -1;  // < 0: unknown
+  double gpu_span_us = -1;
+};
+
+struct Measurements {
+  nlohmann::json host;
+  std::vector<KernelMeasurement> kernels;
+  std::vector<DispatchMeasurement> dispatch;
+  nlohmann::json failures = nlohmann::json::array();
+  std::string source;  // file it was read from
+};
+
+Expected<Measurements> MeasurementsFromJson(const nlohmann::json& j);
+Expected<Measurements> LoadMeasurements(const std::string& path);
+// Merges several files (e.g. the C++ bench and the Python eager bench of one host).
+Measurements MergeMeasurements(const std::vector<Measurements>& parts);
+
+}  // namespace ftax

@@ -1,0 +1,75 @@
+#include "predictor/framework.h"
+
+namespace ftax {
+
+const char* FrameworkName(Framework f) {
+  switch (f) {
+    case Framework::kPytorchEager: return "pytorch-eager";
+    case Framework::kLibtorchEager: return "libtorch-eager";
+    case Framework::kTorchscript: return "torchscript";
+    case Framework::kCudaGraph: return "cuda-graph";
+  }
+  return "?";
+}
+
+std::optional<Framework> ParseFramework(const std::string& name) {
+  for (Framework f : AllFrameworks())
+    if (name == FrameworkName(f)) return f;
+  if (name == "pytorch" || name == "eager") return Framework::kPytorchEager;
+  if (name == "libtorch") return Framework::kLibtorchEager;
+  if (name == "jit" || name == "ts") return Framework::kTorchscript;
+  if (name == "cudagraph" || name == "cuda-graphs") return Framework::kCudaGraph;
+  return std::nullopt;
+}
+
+std::vector<Framework> AllFrameworks() {
+  return {Framework::kPytorchEager, Framework::kLibtorchEager, Framework::kTorchscript,
+          Framework::kCudaGraph};
+}
+
+const char* KernelClassName(KernelClass c) {
+  switch (c) {
+    case KernelClass::kGemm: return "gemm";
+    case KernelClass::kConv: return "conv";
+    case KernelClass::kDepthwise: return "depthwise";
+    case KernelClass::kAttention: return "attention";
+    case KernelClass::kElementwise: return "elementwise";
+    case KernelClass::kReduction: return "reduction";
+    case KernelClass::kCopy: return "copy";
+    case KernelClass::kGather: return "gather";
+  }
+  return "?";
+}
+
+std::vector<KernelClass> AllKernelClasses() {
+  return {KernelClass::kGemm,        KernelClass::kConv,      KernelClass::kDepthwise,
+          KernelClass::kAttention,   KernelClass::kElementwise, KernelClass::kReduction,
+          KernelClass::kCopy,        KernelClass::kGather};
+}
+
+std::optional<KernelClass> ParseKernelClass(const std::string& name) {
+  for (KernelClass c : AllKernelClasses())
+    if (name == KernelClassName(c)) return c;
+  return std::nullopt;
+}
+
+bool IsComputeClass(KernelClass c) {
+  return c == KernelClass::kGemm || c == KernelClass::kConv || c == KernelClass::kAttention;
+}
+
+const char* DispatchClassName(DispatchClass c) {
+  switch (c) {
+    case DispatchClass::kView: return "view";
+    case DispatchClass::kKernel: return "kernel";
+    case DispatchClass::kLibrary: return "library";
+  }
+  return "?";
+}
+
+std::optional<DispatchClass> ParseDispatchClass(const std::string& name) {
+  for (DispatchClass c : {DispatchClass::kView, DispatchClass::kKernel, DispatchClass::kLibrary})
+    if (name == DispatchClassName(c)) return c;
+  return std::nullopt;
+}
+
+}  // namespace ftax

@@ -1,0 +1,50 @@
+// Frameworks whose framework tax ftax models, and kernel/dispatch classes.
+//
+// A framework decides what the CPU does per op (Python eager: Python + dispatcher per ATen
+// call and per nn.Module call; LibTorch eager: the C++ dispatcher; TorchScript: the
+// interpreter per graph node; CUDA graph: one graph launch for the whole model). Kernel
+// classes group GPU kernels that share a cost curve; dispatch classes group CPU-side calls
+// that share a cost. Names here are the ones used in profiles, measurements and the CLI.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ftax {
+
+enum class Framework { kPytorchEager, kLibtorchEager, kTorchscript, kCudaGraph };
+
+const char* FrameworkName(Framework f);  // "pytorch-eager", "libtorch-eager", ...
+std::optional<Framework> ParseFramework(const std::string& name);
+std::vector<Framework> AllFrameworks();
+
+// GPU kernel classes.
+enum class KernelClass {
+  kGemm,         // cuBLAS matrix products (incl. batched and bias epilogues)
+  kConv,         // cuDNN convolutions (dense and grouped with many channels per group)
+  kDepthwise,    // depthwise convolutions: memory bound
+  kAttention,    // fused scaled-dot-product attention kernels
+  kElementwise,  // pointwise arithmetic and activations
+  kReduction,    // softmax, layer/batch norm, reductions, pooling
+  kCopy,         // layout copies (contiguous after transpose, cat, slicing copies)
+  kGather,       // embedding lookups, index_select
+};
+constexpr int kNumKernelClasses = 8;
+const char* KernelClassName(KernelClass c);
+std::optional<KernelClass> ParseKernelClass(const std::string& name);
+std::vector<KernelClass> AllKernelClasses();
+// True for classes priced by arithmetic rate as well as bytes (gemm, conv, attention).
+bool IsComputeClass(KernelClass c);
+
+// CPU-side dispatch classes.
+enum class DispatchClass {
+  kView,     // metadata only (view, transpose, dropout in eval): no kernel
+  kKernel,   // one op that launches a simple kernel
+  kLibrary,  // a cuBLAS/cuDNN/attention call
+};
+constexpr int kNumDispatchClasses = 3;
+const char* DispatchClassName(DispatchClass c);
+std::optional<DispatchClass> ParseDispatchClass(const std::string& name);
+
+}  // namespace ftax

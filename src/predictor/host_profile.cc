@@ -1,0 +1,231 @@
+#include "predictor/host_profile.h"
+
+#include <fstream>
+#include <sstream>
+
+namespace ftax {
+namespace {
+
+using json = nlohmann::json;
+
+// Reads {"value": v, "stderr": s, "unit": u} (or null) at j[key]. `unit` must match.
+Status ReadParam(const json& j, const std::string& key, const std::string& unit,
+                 const std::string& path, Param* out) {
+  if (!j.contains(key) || j.at(key).is_null()) return Status::Ok();
+  const json& p = j.at(key);
+  const std::string where = path + "." + key;
+  if (!p.is_object()) return InvalidInput(where + ": expected an object {value, stderr, unit}");
+  if (!p.contains("value")) return InvalidInput(where + ": missing 'value'");
+  if (!p.at("value").is_null()) {
+    if (!p.at("value").is_number()) return InvalidInput(where + ".value: expected a number");
+    out->value = p.at("value").get<double>();
+    if (!std::isfinite(out->value)) return InvalidInput(where + ".value: not finite");
+  }
+  if (p.contains("stderr") && !p.at("stderr").is_null()) {
+    if (!p.at("stderr").is_number()) return InvalidInput(where + ".stderr: expected a number");
+    out->std_error = p.at("stderr").get<double>();
+    if (!(out->std_error >= 0)) return InvalidInput(where + ".stderr: must be >= 0");
+  }
+  if (p.contains("unit") && p.at("unit") != unit)
+    return InvalidInput(where + ".unit: expected \"" + unit + "\", got " + p.at("unit").dump());
+  return Status::Ok();
+}
+
+json WriteParam(const Param& p, const std::string& unit) {
+  json j;
+  j["value"] = p.known() ? json(p.value) : json(nullptr);
+  j["stderr"] = std::isnan(p.std_error) ? json(nullptr) : json(p.std_error);
+  j["unit"] = unit;
+  return j;
+}
+
+json NumOrNull(double v) { return std::isnan(v) ? json(nullptr) : json(v); }
+
+double ReadNum(const json& j, const char* key, double fallback) {
+  return j.contains(key) && j.at(key).is_number() ? j.at(key).get<double>() : fallback;
+}
+
+Status RequirePositive(const Param& p, const std::string& where) {
+  if (p.known() && !(p.value > 0)) return InvalidInput(where + ": must be > 0");
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string KernelKey(KernelClass c, DType t) {
+  return std::string(KernelClassName(c)) + "/" + DTypeName(t);
+}
+
+const KernelParams* GpuParams::Find(KernelClass c, DType t) const {
+  auto it = kernels.find(KernelKey(c, t));
+  return it == kernels.end() ? nullptr : &it->second;
+}
+
+const FrameworkParams* HostProfile::FindFramework(Framework f) const {
+  auto it = frameworks.find(FrameworkName(f));
+  return it == frameworks.end() ? nullptr : &it->second;
+}
+
+Expected<HostProfile> HostProfileFromJson(const json& j) {
+  HostProfile p;
+  if (!j.is_object()) return InvalidInput("profile: top level must be a JSON object");
+  if (!j.contains("schema_version") || !j.at("schema_version").is_number_integer())
+    return InvalidInput("profile: missing integer field 'schema_version'");
+  p.schema_version = j.at("schema_version").get<int>();
+  if (p.schema_version != kProfileSchemaVersion)
+    return InvalidInput("profile: schema_version " + std::to_string(p.schema_version) +
+                        " is not supported (this ftax reads version " +
+                        std::to_string(kProfileSchemaVersion) + ")");
+  if (j.value("kind", "") != "ftax-host-profile")
+    return InvalidInput("profile: field 'kind' must be \"ftax-host-profile\"");
+  p.host = j.value("host", json::object());
+  p.provenance = j.value("provenance", json::object());
+  p.fit = j.value("fit", json::object());
+  p.synthetic = j.value("synthetic", false);
+
+  if (!j.contains("gpu") || !j.at("gpu").is_object())
+    return InvalidInput("profile: missing object 'gpu'");
+  const json& g = j.at("gpu");
+  if (!g.contains("num_sms") || !g.at("num_sms").is_number_integer() ||
+      g.at("num_sms").get<int>() <= 0)
+    return InvalidInput("profile: gpu.num_sms must be a positive integer");
+  p.gpu.num_sms = g.at("num_sms").get<int>();
+  Status s = ReadParam(g, "kernel_gap_us", "us", "gpu", &p.gpu.kernel_gap_us);
+  if (!s.ok()) return s;
+  if (g.contains("kernels")) {
+    if (!g.at("kernels").is_object()) return InvalidInput("profile: gpu.kernels must be an object");
+    for (const auto& [key, kj] : g.at("kernels").items()) {
+      const std::string where = "gpu.kernels." + key;
+      auto slash = key.find('/');
+      if (slash == std::string::npos)
+        return InvalidInput(where + ": key must be CLASS/DTYPE, e.g. gemm/fp16");
+      auto cls = ParseKernelClass(key.substr(0, slash));
+      auto dt = ParseDType(key.substr(slash + 1));
+      if (!cls) return InvalidInput(where + ": unknown kernel class '" + key.substr(0, slash) + "'");
+      if (!dt) return InvalidInput(where + ": unknown dtype '" + key.substr(slash + 1) + "'");
+      if (!kj.is_object()) return InvalidInput(where + ": expected an object");
+      KernelParams k;
+      for (auto [name, unit, param] :
+           {std::tuple{"floor_us", "us", &k.floor_us}, std::tuple{"rate_tflops", "TFLOP/s", &k.rate_tflops},
+            std::tuple{"bandwidth_gbps", "GB/s", &k.bandwidth_gbps}}) {
+        s = ReadParam(kj, name, unit, where, param);
+        if (!s.ok()) return s;
+      }
+      if (!k.floor_us.known()) return InvalidInput(where + ".floor_us: required");
+      if (k.floor_us.value < 0) return InvalidInput(where + ".floor_us: must be >= 0");
+      if (!k.bandwidth_gbps.known()) return InvalidInput(where + ".bandwidth_gbps: required");
+      if (!(s = RequirePositive(k.bandwidth_gbps, where + ".bandwidth_gbps")).ok()) return s;
+      if (!(s = RequirePositive(k.rate_tflops, where + ".rate_tflops")).ok()) return s;
+      if (IsComputeClass(*cls) && !k.rate_tflops.known())
+        return InvalidInput(where + ".rate_tflops: required for class " + KernelClassName(*cls));
+      k.tile_m = kj.value("tile_m", 128);
+      k.tile_n = kj.value("tile_n", 128);
+      if (k.tile_m <= 0 || k.tile_n <= 0) return InvalidInput(where + ": tile sizes must be > 0");
+      if (kj.contains("range")) {
+        const json& r = kj.at("range");
+        k.min_flops = ReadNum(r, "min_flops", 0);
+        k.max_flops = ReadNum(r, "max_flops", 0);
+        k.min_bytes = ReadNum(r, "min_bytes", 0);
+        k.max_bytes = ReadNum(r, "max_bytes", 0);
+      }
+      k.points = kj.value("points", 0);
+      k.r2 = ReadNum(kj, "r2", std::nan(""));
+      k.median_abs_err_pct = ReadNum(kj, "median_abs_err_pct", std::nan(""));
+      p.gpu.kernels[KernelKey(*cls, *dt)] = k;
+    }
+  }
+  if (j.contains("frameworks")) {
+    if (!j.at("frameworks").is_object()) return InvalidInput("profile: frameworks must be an object");
+    for (const auto& [name, fj] : j.at("frameworks").items()) {
+      const std::string where = "frameworks." + name;
+      if (!ParseFramework(name) || name != FrameworkName(*ParseFramework(name)))
+        return InvalidInput(where + ": unknown framework '" + name + "'");
+      if (!fj.is_object()) return InvalidInput(where + ": expected an object");
+      FrameworkParams f;
+      if (!(s = ReadParam(fj, "call_us", "us", where, &f.call_us)).ok()) return s;
+      if (!(s = ReadParam(fj, "module_us", "us", where, &f.module_us)).ok()) return s;
+      if (!(s = ReadParam(fj, "node_gap_us", "us", where, &f.node_gap_us)).ok()) return s;
+      if (fj.contains("dispatch_us")) {
+        if (!fj.at("dispatch_us").is_object())
+          return InvalidInput(where + ".dispatch_us: expected an object");
+        for (const auto& [cname, cj] : fj.at("dispatch_us").items()) {
+          auto dc = ParseDispatchClass(cname);
+          if (!dc) return InvalidInput(where + ".dispatch_us: unknown dispatch class '" + cname + "'");
+          json wrap = {{cname, cj}};
+          if (!(s = ReadParam(wrap, cname, "us", where + ".dispatch_us", &f.dispatch_us[int(*dc)])).ok())
+            return s;
+        }
+      }
+      for (const Param* q : {&f.call_us, &f.module_us, &f.node_gap_us})
+        if (q->known() && q->value < 0) return InvalidInput(where + ": costs must be >= 0");
+      for (const Param& q : f.dispatch_us)
+        if (q.known() && q.value < 0) return InvalidInput(where + ".dispatch_us: costs must be >= 0");
+      f.points = fj.value("points", 0);
+      f.r2 = ReadNum(fj, "r2", std::nan(""));
+      p.frameworks[name] = f;
+    }
+  }
+  return p;
+}
+
+Expected<HostProfile> LoadHostProfile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return NotFound("cannot open profile '" + path + "'");
+  json j;
+  try {
+    in >> j;
+  } catch (const json::exception& e) {
+    return InvalidInput("profile '" + path + "' is not valid JSON: " + e.what());
+  }
+  Expected<HostProfile> p = HostProfileFromJson(j);
+  if (!p.ok()) return p.status().WithContext(path);
+  return p;
+}
+
+json HostProfileToJson(const HostProfile& p) {
+  json j;
+  j["schema_version"] = p.schema_version;
+  j["kind"] = "ftax-host-profile";
+  if (p.synthetic) j["synthetic"] = true;
+  j["host"] = p.host;
+  j["provenance"] = p.provenance;
+  j["fit"] = p.fit;
+  json g;
+  g["num_sms"] = p.gpu.num_sms;
+  g["kernel_gap_us"] = WriteParam(p.gpu.kernel_gap_us, "us");
+  json ks = json::object();
+  for (const auto& [key, k] : p.gpu.kernels) {
+    json kj;
+    kj["floor_us"] = WriteParam(k.floor_us, "us");
+    kj["rate_tflops"] = WriteParam(k.rate_tflops, "TFLOP/s");
+    kj["bandwidth_gbps"] = WriteParam(k.bandwidth_gbps, "GB/s");
+    kj["tile_m"] = k.tile_m;
+    kj["tile_n"] = k.tile_n;
+    kj["range"] = {{"min_flops", k.min_flops}, {"max_flops", k.max_flops},
+                   {"min_bytes", k.min_bytes}, {"max_bytes", k.max_bytes}};
+    kj["points"] = k.points;
+    kj["r2"] = NumOrNull(k.r2);
+    kj["median_abs_err_pct"] = NumOrNull(k.median_abs_err_pct);
+    ks[key] = kj;
+  }
+  g["kernels"] = ks;
+  j["gpu"] = g;
+  json fs = json::object();
+  for (const auto& [name, f] : p.frameworks) {
+    json fj;
+    fj["call_us"] = WriteParam(f.call_us, "us");
+    json d = json::object();
+    for (int c = 0; c < kNumDispatchClasses; ++c)
+      d[DispatchClassName(DispatchClass(c))] = WriteParam(f.dispatch_us[c], "us");
+    fj["dispatch_us"] = d;
+    fj["module_us"] = WriteParam(f.module_us, "us");
+    fj["node_gap_us"] = WriteParam(f.node_gap_us, "us");
+    fj["points"] = f.points;
+    fj["r2"] = NumOrNull(f.r2);
+    fs[name] = fj;
+  }
+  j["frameworks"] = fs;
+  return j;
+}
+
+}  // namespace ftax

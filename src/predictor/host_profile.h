@@ -1,0 +1,98 @@
+// Host profiles: the fitted description of one GPU host and its frameworks.
+//
+// A profile is a versioned JSON file (docs/profile-format.md) written by `ftax calibrate`
+// from real measurements. It holds the host's identity and provenance, GPU kernel-cost
+// parameters per kernel class and dtype, CPU-side parameters per framework, fit quality, and
+// the ranges of work sizes that were measured. Every parameter carries a unit and a standard
+// error; unknown values are null, never a magic number. The predictor sees profiles only
+// through this struct; it never reads files itself.
+//
+//   Expected<HostProfile> p = LoadHostProfile("data/profiles/h200.json");
+//   const KernelParams* gemm = p->gpu.Find(KernelClass::kGemm, DType::kFloat16);
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+#include "graph/graph.h"
+#include "predictor/framework.h"
+
+namespace ftax {
+
+constexpr int kProfileSchemaVersion = 1;
+
+// A fitted number: value, standard error (NaN if unknown) and unit.
+struct Param {
+  double value = std::nan("");
+  double std_error = std::nan("");
+  bool known() const { return !std::isnan(value); }
+  static Param Of(double v, double se = std::nan("")) { return Param{v, se}; }
+};
+
+// GPU cost of one kernel class at one dtype:
+//   t = floor_us + max(flops_eff / rate, bytes / bandwidth)
+// with flops_eff padded to whole waves of tile_m x tile_n tiles over the SMs for classes with
+// a GEMM-like shape. rate in TFLOP/s (absent for memory-bound classes), bandwidth in GB/s.
+struct KernelParams {
+  Param floor_us;
+  Param rate_tflops;
+  Param bandwidth_gbps;
+  int tile_m = 128;
+  int tile_n = 128;
+  // Measured range of the fit data (work outside it is flagged).
+  double min_flops = 0, max_flops = 0, min_bytes = 0, max_bytes = 0;
+  int points = 0;
+  double r2 = std::nan("");
+  double median_abs_err_pct = std::nan("");
+};
+
+struct GpuParams {
+  int num_sms = 0;
+  // Gap between two dependent kernels of one stream launched ahead (µs).
+  Param kernel_gap_us;
+  // key: class name + "/" + dtype name, e.g. "gemm/fp16"
+  std::map<std::string, KernelParams> kernels;
+
+  const KernelParams* Find(KernelClass c, DType t) const;
+};
+
+// CPU-side cost of a framework. A call costs call_us once (entry, input checks, final
+// synchronize), plus dispatch_us[class] per dispatch, plus module_us per nn.Module call
+// (Python eager only). For cuda-graph, call_us is the graph launch and node_gap_us the GPU
+// gap between two graph nodes.
+struct FrameworkParams {
+  Param call_us;
+  std::array<Param, kNumDispatchClasses> dispatch_us;
+  Param module_us;
+  Param node_gap_us;
+  int points = 0;
+  double r2 = std::nan("");
+};
+
+struct HostProfile {
+  int schema_version = kProfileSchemaVersion;
+  nlohmann::json host;        // identity: gpu, sm_count, clocks, memory, driver, cuda, cpu, torch
+  nlohmann::json provenance;  // date, ftax commit, measurement file, notes
+  nlohmann::json fit;         // fit quality summary, holdout error
+  GpuParams gpu;
+  std::map<std::string, FrameworkParams> frameworks;  // key: FrameworkName
+  bool synthetic = false;     // true for profiles made up by tests; never shipped
+
+  const FrameworkParams* FindFramework(Framework f) const;
+};
+
+// Parses and validates a profile; errors name the JSON field at fault.
+Expected<HostProfile> HostProfileFromJson(const nlohmann::json& j);
+// Reads a file; errors name the file.
+Expected<HostProfile> LoadHostProfile(const std::string& path);
+nlohmann::json HostProfileToJson(const HostProfile& p);
+
+std::string KernelKey(KernelClass c, DType t);
+
+}  // namespace ftax
