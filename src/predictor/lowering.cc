@@ -1,0 +1,323 @@
+#include "predictor/lowering.h"
+
+#include <algorithm>
+#include <set>
+#include <unordered_set>
+
+#include "predictor/lowering_rules.h"
+
+namespace ftax {
+namespace {
+
+bool IsFloat(DType t) {
+  return t == DType::kFloat32 || t == DType::kFloat16 || t == DType::kBFloat16 ||
+         t == DType::kFloat64 || t == DType::kUnknown;
+}
+
+class Walker {
+ public:
+  Walker(const Graph& g, const LoweringOptions& o) : g_(g), opt_(o) {}
+
+  Expected<WorkList> Run() {
+    for (const Op& op : g_.ops) producer_[op.outputs.empty() ? "" : op.outputs[0]] = &op;
+    for (size_t i = 0; i < g_.ops.size(); ++i) {
+      Status s = LowerOp(int(i), g_.ops[i]);
+      if (!s.ok()) return s;
+    }
+    if (g_.ops.size() && !g_.ops[0].domain.empty() && g_.ops[0].domain != "aten") {
+    }
+    work_.module_calls = opt_.framework == Framework::kPytorchEager ? CountModuleCalls(g_) : 0;
+    bool any_onnx = std::any_of(g_.ops.begin(), g_.ops.end(),
+                                [](const Op& op) { return op.domain != "aten"; });
+    if (any_onnx && opt_.framework != Framework::kCudaGraph)
+      work_.notes.push_back(
+          "predicting a PyTorch framework from ONNX ops: the exporter rewrote the model "
+          "(BatchNorm folded, GELU decomposed, shape arithmetic made explicit), so dispatch "
+          "counts are approximate; a TorchScript trace or an --arch spec with --flavor torch "
+          "is closer to what PyTorch runs");
+    for (const auto& [type, n] : unknown_)
+      work_.notes.push_back("op type '" + type + "' (" + std::to_string(n) +
+                            " nodes) is not in the lowering table: priced as one elementwise kernel");
+    return std::move(work_);
+  }
+
+ private:
+  const Shape* ShapeOf(const std::string& name) const {
+    const TensorInfo* t = g_.Find(name);
+    return t && t->has_shape ? &t->shape : nullptr;
+  }
+  DType DTypeOf(const std::string& name) const {
+    const TensorInfo* t = g_.Find(name);
+    DType d = t ? t->dtype : DType::kUnknown;
+    return IsFloat(d) ? opt_.precision : d;
+  }
+  // Bytes of a tensor at the run's precision; -1 if its shape is not concrete.
+  double Bytes(const std::string& name) const {
+    if (name.empty()) return 0;
+    const Shape* s = ShapeOf(name);
+    if (!s) return -1;
+    auto n = NumElements(*s);
+    if (!n) return -1;
+    return double(*n) * DTypeSize(DTypeOf(name));
+  }
+  double Numel(const std::string& name) const {
+    const Shape* s = ShapeOf(name);
+    if (!s) return -1;
+    auto n = NumElements(*s);
+    return n ? double(*n) : -1;
+  }
+  Status Missing(const Op& op, const std::string& tensor) const {
+    return InvalidInput("node '" + op.name + "' (" + op.type + "): shape of tensor '" + tensor +
+                        "' is unknown or not concrete; bind its dims with --dim or --input-shape");
+  }
+
+  bool IsShapeArithmetic(const Op& op) const {
+    if (op.outputs.empty()) return false;
+    for (const std::string& o : op.outputs) {
+      const TensorInfo* t = g_.Find(o);
+      if (!t) return false;
+      if (t->int_values) continue;
+      if (t->dtype != DType::kInt64 && t->dtype != DType::kInt32) return false;
+      double n = Numel(o);
+      if (n < 0 || n > 16) return false;
+    }
+    return true;
+  }
+
+  bool IsFoldedBias(const Op& op) const {
+    if (op.inputs.size() != 2) return false;
+    for (int i = 0; i < 2; ++i) {
+      const TensorInfo* b = g_.Find(op.inputs[i]);
+      auto it = producer_.find(op.inputs[1 - i]);
+      if (b && b->is_initializer && b->has_shape && b->shape.size() == 1 && it != producer_.end() &&
+          it->second->type == "MatMul")
+        return true;
+    }
+    return false;
+  }
+
+  void Dispatch(DispatchClass c, int op_index, int first_kernel) {
+    DispatchWork d;
+    d.cls = c;
+    d.op_index = op_index;
+    d.first_kernel = first_kernel;
+    d.num_kernels = int(work_.kernels.size()) - first_kernel;
+    work_.dispatches.push_back(d);
+  }
+
+  Status LowerOp(int index, const Op& op) {
+    const LoweringRule* found = FindLoweringRule(op.domain, op.type);
+    LoweringRule rule;
+    if (found) {
+      rule = *found;
+    } else {
+      unknown_[op.type]++;
+      rule = LoweringRule{true, DispatchClass::kKernel, KernelRecipe::kElementwise, false};
+    }
+    const bool onnx = op.domain != "aten";
+    if (onnx && rule.recipe != KernelRecipe::kNone && IsShapeArithmetic(op)) return Status::Ok();
+    if (rule.bias_foldable && IsFoldedBias(op)) return Status::Ok();
+    if (!rule.dispatch) return Status::Ok();
+
+    const bool is_view_like = rule.recipe == KernelRecipe::kNone;
+    const std::string in0 = op.inputs.empty() ? "" : op.inputs[0];
+    // Layout: transposes make non-contiguous views; a reshape/flatten/contiguous of one copies.
+    if (op.type == "transpose" || op.type == "permute" || op.type == "t" || op.type == "Transpose") {
+      for (const auto& o : op.outputs) strided_.insert(o);
+    }
+    KernelRecipe recipe = rule.recipe;
+    DispatchClass dclass = rule.dispatch_class;
+    const bool reshape_like = op.type == "reshape" || op.type == "view" || op.type == "flatten" ||
+                              op.type == "Reshape" || op.type == "Flatten" || op.type == "contiguous";
+    if (reshape_like && strided_.count(in0)) {
+      recipe = KernelRecipe::kCopy;
+      dclass = DispatchClass::kKernel;
+    } else if (op.type == "contiguous") {
+      recipe = KernelRecipe::kNone;
+      dclass = DispatchClass::kView;
+    } else if (is_view_like && strided_.count(in0) && op.type != "transpose" && op.type != "permute") {
+      for (const auto& o : op.outputs) strided_.insert(o);  // views of a strided view stay strided
+    }
+
+    const int first = int(work_.kernels.size());
+    const double repeat = std::max(1.0, op.repeat);
+    for (int r = 0; r < int(repeat); ++r) {
+      if (recipe != KernelRecipe::kNone) {
+        Status s = AddKernels(index, op, recipe);
+        if (!s.ok()) return s;
+      }
+      Dispatch(dclass, index, r == 0 ? first : int(work_.kernels.size()));
+    }
+    return Status::Ok();
+  }
+
+  Status AddKernels(int index, const Op& op, KernelRecipe recipe) {
+    KernelWork k;
+    k.op_index = index;
+    k.dtype = opt_.precision;
+    const std::string out = op.outputs.empty() ? "" : op.outputs[0];
+    double out_bytes = Bytes(out);
+    if (out_bytes < 0) return Missing(op, out);
+    switch (recipe) {
+      case KernelRecipe::kNone: return Status::Ok();
+      case KernelRecipe::kLinear: {
+        if (op.inputs.size() < 2) return InvalidInput("node '" + op.name + "': linear needs x and weight");
+        const Shape* w = ShapeOf(op.inputs[1]);
+        if (!w || w->size() != 2 || !(*w)[0].known() || !(*w)[1].known()) return Missing(op, op.inputs[1]);
+        // aten::linear weight is [out, in]; aten::addmm(bias, x, w) has w [in, out].
+        bool addmm = op.type == "addmm";
+        const Shape* wa = addmm ? ShapeOf(op.inputs.size() > 2 ? op.inputs[2] : "") : w;
+        if (!wa || wa->size() != 2) return Missing(op, op.inputs.size() > 2 ? op.inputs[2] : "weight");
+        int64_t n = addmm ? (*wa)[1].value : (*wa)[0].value;
+        int64_t kk = addmm ? (*wa)[0].value : (*wa)[1].value;
+        double out_n = Numel(out);
+        k.cls = KernelClass::kGemm;
+        k.n = n;
+        k.k = kk;
+        k.m = int64_t(out_n / double(n));
+        k.flops = 2.0 * double(k.m) * double(n) * double(kk);
+        k.bytes = (double(k.m) * kk + double(n) * kk + double(k.m) * n + n) * DTypeSize(k.dtype);
+        break;
+      }
+      case KernelRecipe::kMatMul:
+      case KernelRecipe::kGemmOnnx: {
+        if (op.inputs.size() < 2) return InvalidInput("node '" + op.name + "': matmul needs two inputs");
+        const Shape* a = ShapeOf(op.inputs[0]);
+        const Shape* b = ShapeOf(op.inputs[1]);
+        const Shape* o = ShapeOf(out);
+        if (!a || a->empty()) return Missing(op, op.inputs[0]);
+        if (!b || b->empty()) return Missing(op, op.inputs[1]);
+        if (!o) return Missing(op, out);
+        int64_t kk;
+        if (recipe == KernelRecipe::kGemmOnnx) {
+          kk = op.IntAttr("transA", 0) ? (*a)[0].value : a->back().value;
+        } else {
+          kk = a->back().value;
+        }
+        double out_n = Numel(out);
+        int64_t n = o->empty() ? 1 : o->back().value;
+        if (b->size() <= 2 || recipe == KernelRecipe::kGemmOnnx) {
+          // Weight-like right operand: the batch folds into M.
+          k.batch = 1;
+          k.m = int64_t(out_n / double(std::max<int64_t>(n, 1)));
+        } else {
+          k.m = o->size() >= 2 ? (*o)[o->size() - 2].value : 1;
+          k.batch = int64_t(out_n / double(std::max<int64_t>(k.m * n, 1)));
+        }
+        k.cls = KernelClass::kGemm;
+        k.n = n;
+        k.k = kk;
+        k.flops = 2.0 * out_n * double(kk);
+        double ba = Bytes(op.inputs[0]), bb = Bytes(op.inputs[1]);
+        if (ba < 0) return Missing(op, op.inputs[0]);
+        if (bb < 0) return Missing(op, op.inputs[1]);
+        k.bytes = ba + bb + out_bytes;
+        break;
+      }
+      case KernelRecipe::kConv: {
+        const Shape* x = ShapeOf(op.inputs.empty() ? "" : op.inputs[0]);
+        const Shape* w = ShapeOf(op.inputs.size() > 1 ? op.inputs[1] : "");
+        const Shape* o = ShapeOf(out);
+        if (!x || x->size() < 3) return Missing(op, op.inputs.empty() ? "input" : op.inputs[0]);
+        if (!w || w->size() < 3) return Missing(op, op.inputs.size() > 1 ? op.inputs[1] : "weight");
+        if (!o) return Missing(op, out);
+        int64_t groups = op.IntAttr("group", op.IntAttr("groups", 1));
+        int64_t cin = (*x)[1].value, cout = (*w)[0].value, cin_g = (*w)[1].value;
+        double kernel = 1;
+        for (size_t i = 2; i < w->size(); ++i) kernel *= double((*w)[i].value);
+        double spatial = 1;
+        for (size_t i = 2; i < o->size(); ++i) spatial *= double((*o)[i].value);
+        k.cls = (groups > 1 && cin_g == 1 && groups == cin) ? KernelClass::kDepthwise : KernelClass::kConv;
+        k.m = int64_t(double((*o)[0].value) * spatial);
+        k.n = cout / std::max<int64_t>(groups, 1);
+        k.k = int64_t(double(cin_g) * kernel);
+        k.batch = groups;
+        k.flops = 2.0 * double(k.m) * double(k.n) * double(k.k) * double(groups);
+        double bx = Bytes(op.inputs[0]), bw = Bytes(op.inputs[1]);
+        k.bytes = bx + bw + out_bytes;
+        if (k.cls == KernelClass::kDepthwise) k.m = k.n = k.k = 0;
+        break;
+      }
+      case KernelRecipe::kAttention: {
+        const Shape* q = ShapeOf(op.inputs.empty() ? "" : op.inputs[0]);
+        const Shape* kv = ShapeOf(op.inputs.size() > 1 ? op.inputs[1] : "");
+        if (!q || q->size() != 4) return Missing(op, op.inputs.empty() ? "query" : op.inputs[0]);
+        if (!kv || kv->size() != 4) return Missing(op, op.inputs.size() > 1 ? op.inputs[1] : "key");
+        double bh = double((*q)[0].value) * double((*q)[1].value);
+        double sq = double((*q)[2].value), d = double((*q)[3].value), sk = double((*kv)[2].value);
+        k.cls = KernelClass::kAttention;
+        k.flops = 4.0 * bh * sq * sk * d;
+        k.m = int64_t(sq);
+        k.n = 1;  // one tile column: the head dim fits a tile
+        k.k = int64_t(sk * d / 64.0 + 0.5);
+        k.batch = int64_t(bh);
+        k.bytes = 0;
+        for (size_t i = 0; i < op.inputs.size(); ++i) {
+          double b = Bytes(op.inputs[i]);
+          if (b > 0) k.bytes += b;
+        }
+        k.bytes += out_bytes;
+        break;
+      }
+      case KernelRecipe::kReduction:
+      case KernelRecipe::kElementwise: {
+        k.cls = recipe == KernelRecipe::kReduction ? KernelClass::kReduction : KernelClass::kElementwise;
+        double in_bytes = 0;
+        for (const std::string& in : op.inputs) {
+          double b = Bytes(in);
+          if (b > 0) in_bytes += b;
+        }
+        double total_out = 0;
+        for (const std::string& o : op.outputs) {
+          double b = Bytes(o);
+          if (b > 0) total_out += b;
+        }
+        k.bytes = in_bytes + total_out;
+        double n = Numel(out);
+        k.flops = (recipe == KernelRecipe::kReduction ? 5.0 : 1.0) * std::max(n, 0.0);
+        break;
+      }
+      case KernelRecipe::kCopy:
+        k.cls = KernelClass::kCopy;
+        k.bytes = 2.0 * out_bytes;
+        break;
+      case KernelRecipe::kGather: {
+        k.cls = KernelClass::kGather;
+        double idx = op.inputs.size() > 1 ? Bytes(op.inputs[1]) : 0;
+        k.bytes = 2.0 * out_bytes + std::max(idx, 0.0);
+        break;
+      }
+    }
+    work_.kernels.push_back(k);
+    return Status::Ok();
+  }
+
+  const Graph& g_;
+  LoweringOptions opt_;
+  WorkList work_;
+  std::unordered_map<std::string, const Op*> producer_;
+  std::unordered_set<std::string> strided_;
+  std::map<std::string, int> unknown_;
+};
+
+}  // namespace
+
+Expected<WorkList> Lower(const Graph& graph, const LoweringOptions& options) {
+  return Walker(graph, options).Run();
+}
+
+int CountModuleCalls(const Graph& graph) {
+  std::set<std::string> scopes;
+  for (const Op& op : graph.ops) {
+    const std::string& s = op.scope;
+    for (size_t pos = 1; pos <= s.size(); ++pos) {
+      if (pos == s.size() || s[pos] == '/') {
+        std::string prefix = s.substr(0, pos);
+        if (!prefix.empty() && prefix != "/") scopes.insert(prefix);
+      }
+    }
+  }
+  return int(scopes.size()) + 1;
+}
+
+}  // namespace ftax

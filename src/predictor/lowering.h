@@ -1,0 +1,34 @@
+// Lowering: from graph ops to what one framework makes the CPU and the GPU do.
+//
+// Each op becomes zero or more CPU dispatches (with a dispatch class) and zero or more GPU
+// kernels (with a kernel class, FLOPs, bytes and GEMM-like shape). The rules are one table
+// (lowering_rules.cc), keyed by (domain, op type): aten-domain ops from TorchScript files
+// and torch-flavored arch specs map one ATen call to one dispatch; ONNX ops are mapped to
+// what PyTorch would run for the module they came from (MatMul + bias Add is one GEMM with
+// a bias epilogue; shape arithmetic is Python integer math with no dispatch), with a note
+// that an ONNX export has been rewritten by its exporter.
+//
+//   LoweringOptions opt; opt.framework = Framework::kCudaGraph; opt.precision = DType::kFloat16;
+//   Expected<WorkList> w = Lower(graph, opt);
+#pragma once
+
+#include "common/status.h"
+#include "graph/graph.h"
+#include "predictor/framework.h"
+#include "predictor/work_list.h"
+
+namespace ftax {
+
+struct LoweringOptions {
+  Framework framework = Framework::kPytorchEager;
+  DType precision = DType::kFloat32;  // floating tensors run in this dtype
+};
+
+// Fails (naming the node) only when a shape the rule needs is unknown.
+Expected<WorkList> Lower(const Graph& graph, const LoweringOptions& options);
+
+// Number of distinct nn.Module calls implied by the ops' scopes (each scope and each of its
+// ancestors once, plus the root module).
+int CountModuleCalls(const Graph& graph);
+
+}  // namespace ftax

@@ -1,0 +1,179 @@
+#include "predictor/pipeline.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace ftax {
+namespace {
+
+double ValueOr(const Param& p, double fallback) { return p.known() ? p.value : fallback; }
+double SeOr0(const Param& p) { return std::isnan(p.std_error) ? 0.0 : p.std_error; }
+
+double Draw(double v, double se, std::mt19937_64& rng) {
+  if (!(se > 0)) return v;
+  std::normal_distribution<double> n(v, se);
+  return std::max(0.0, n(rng));
+}
+
+}  // namespace
+
+Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& profile,
+                                       Framework framework) {
+  ResolvedParams rp;
+  rp.framework = framework;
+  rp.num_sms = profile.gpu.num_sms;
+  rp.kernel_gap_us = ValueOr(profile.gpu.kernel_gap_us, 0);
+  rp.kernel_gap_se = SeOr0(profile.gpu.kernel_gap_us);
+  const FrameworkParams* f = profile.FindFramework(framework);
+  if (!f)
+    return InvalidInput(std::string("profile has no parameters for framework '") +
+                        FrameworkName(framework) + "' (calibrate it with `ftax bench --frameworks " +
+                        FrameworkName(framework) + "`)");
+  if (!f->call_us.known())
+    return InvalidInput(std::string("profile: frameworks.") + FrameworkName(framework) +
+                        ".call_us is null");
+  rp.call_us = f->call_us.value;
+  rp.call_se = SeOr0(f->call_us);
+  if (framework == Framework::kCudaGraph) {
+    if (!f->node_gap_us.known())
+      return InvalidInput("profile: frameworks.cuda-graph.node_gap_us is null");
+    rp.node_gap_us = f->node_gap_us.value;
+    rp.node_gap_se = SeOr0(f->node_gap_us);
+  } else {
+    for (int c = 0; c < kNumDispatchClasses; ++c) {
+      const Param& d = f->dispatch_us[c];
+      if (!d.known()) {
+        // A class that was not measured falls back to the kernel class, said in notes.
+        const Param& k = f->dispatch_us[int(DispatchClass::kKernel)];
+        if (!k.known())
+          return InvalidInput(std::string("profile: frameworks.") + FrameworkName(framework) +
+                              ".dispatch_us.kernel is null");
+        rp.dispatch_us[c] = k.value;
+        rp.dispatch_se[c] = SeOr0(k);
+        rp.notes.push_back(std::string("dispatch class '") + DispatchClassName(DispatchClass(c)) +
+                           "' not calibrated for " + FrameworkName(framework) + ": priced as 'kernel'");
+      } else {
+        rp.dispatch_us[c] = d.value;
+        rp.dispatch_se[c] = SeOr0(d);
+      }
+    }
+    if (framework == Framework::kPytorchEager) {
+      rp.module_us = ValueOr(f->module_us, 0);
+      rp.module_se = SeOr0(f->module_us);
+      if (!f->module_us.known() && work.module_calls > 0)
+        rp.notes.push_back("profile has no module_us: nn.Module call cost not counted");
+    }
+  }
+  std::map<std::string, int> index;
+  std::map<std::string, int> out_of_range;
+  rp.theta_index.reserve(work.kernels.size());
+  for (const KernelWork& k : work.kernels) {
+    std::string key = KernelKey(k.cls, k.dtype);
+    auto it = index.find(key);
+    if (it == index.end()) {
+      const KernelParams* kp = profile.gpu.Find(k.cls, k.dtype);
+      std::string used = key;
+      if (!kp && (k.dtype == DType::kBFloat16 || k.dtype == DType::kFloat16)) {
+        DType other = k.dtype == DType::kBFloat16 ? DType::kFloat16 : DType::kBFloat16;
+        kp = profile.gpu.Find(k.cls, other);
+        used = KernelKey(k.cls, other);
+        if (kp) rp.notes.push_back("no " + key + " parameters in profile: used " + used);
+      }
+      if (!kp && k.cls == KernelClass::kDepthwise) {
+        kp = profile.gpu.Find(KernelClass::kElementwise, k.dtype);
+        if (kp) rp.notes.push_back("no " + key + " parameters in profile: priced as elementwise");
+      }
+      if (!kp && k.cls == KernelClass::kGather) {
+        kp = profile.gpu.Find(KernelClass::kCopy, k.dtype);
+        if (kp) rp.notes.push_back("no " + key + " parameters in profile: priced as copy");
+      }
+      if (!kp) return InvalidInput("profile has no parameters for kernel class " + key);
+      KernelTheta t;
+      t.floor_us = kp->floor_us.value;
+      t.rate_tflops = ValueOr(kp->rate_tflops, 0);
+      t.bandwidth_gbps = kp->bandwidth_gbps.value;
+      KernelTheta se;
+      se.floor_us = SeOr0(kp->floor_us);
+      se.rate_tflops = SeOr0(kp->rate_tflops);
+      se.bandwidth_gbps = SeOr0(kp->bandwidth_gbps);
+      it = index.emplace(key, int(rp.thetas.size())).first;
+      rp.thetas.push_back(t);
+      rp.theta_se.push_back(se);
+      rp.tiles.emplace_back(kp->tile_m, kp->tile_n);
+      rp.theta_keys.push_back(used);
+      // Range check against what was measured (only when the profile records one).
+      if (kp->max_bytes > 0 && kp->max_flops >= 0) {
+        // checked per kernel below
+      }
+    }
+    const KernelParams* kp = profile.gpu.Find(k.cls, k.dtype);
+    if (kp && kp->max_bytes > 0 &&
+        (k.bytes > kp->max_bytes * 1.5 || (kp->max_flops > 0 && k.flops > kp->max_flops * 1.5)))
+      out_of_range[key]++;
+    rp.theta_index.push_back(it->second);
+  }
+  for (const auto& [key, n] : out_of_range)
+    rp.notes.push_back(std::to_string(n) + " " + key +
+                       " kernels are larger than anything the profile measured (extrapolated)");
+  return rp;
+}
+
+ResolvedParams SampleParams(const ResolvedParams& p, std::mt19937_64& rng) {
+  ResolvedParams s = p;
+  s.call_us = Draw(p.call_us, p.call_se, rng);
+  s.module_us = Draw(p.module_us, p.module_se, rng);
+  s.node_gap_us = Draw(p.node_gap_us, p.node_gap_se, rng);
+  s.kernel_gap_us = Draw(p.kernel_gap_us, p.kernel_gap_se, rng);
+  for (int c = 0; c < kNumDispatchClasses; ++c)
+    s.dispatch_us[c] = Draw(p.dispatch_us[c], p.dispatch_se[c], rng);
+  for (size_t i = 0; i < p.thetas.size(); ++i) {
+    s.thetas[i].floor_us = Draw(p.thetas[i].floor_us, p.theta_se[i].floor_us, rng);
+    if (p.thetas[i].rate_tflops > 0)
+      s.thetas[i].rate_tflops =
+          std::max(1e-6, Draw(p.thetas[i].rate_tflops, p.theta_se[i].rate_tflops, rng));
+    s.thetas[i].bandwidth_gbps =
+        std::max(1e-6, Draw(p.thetas[i].bandwidth_gbps, p.theta_se[i].bandwidth_gbps, rng));
+  }
+  return s;
+}
+
+Timing Simulate(const WorkList& work, const ResolvedParams& p) {
+  Timing t;
+  t.dispatches = int(work.dispatches.size());
+  t.kernels = int(work.kernels.size());
+  std::vector<double> kt(work.kernels.size());
+  for (size_t i = 0; i < work.kernels.size(); ++i) {
+    const int ti = p.theta_index[i];
+    kt[i] = KernelTimeUs(work.kernels[i], p.thetas[ti], p.tiles[ti].first, p.tiles[ti].second,
+                         p.num_sms);
+    t.compute_us += kt[i];
+    t.class_us[int(work.kernels[i].cls)] += kt[i];
+  }
+  if (p.framework == Framework::kCudaGraph) {
+    const double gaps = p.node_gap_us * double(work.kernels.size());
+    t.framework_us = p.call_us + gaps;
+    t.gpu_idle_us = gaps;
+    t.latency_us = p.call_us + t.compute_us + gaps;
+    return t;
+  }
+  const double module_share =
+      work.dispatches.empty() ? 0 : p.module_us * work.module_calls / double(work.dispatches.size());
+  double cpu = 0, gpu = 0, idle = 0;
+  for (const DispatchWork& d : work.dispatches) {
+    cpu += p.dispatch_us[int(d.cls)] + module_share;
+    for (int i = d.first_kernel; i < d.first_kernel + d.num_kernels; ++i) {
+      const double ready = gpu > 0 ? gpu + p.kernel_gap_us : 0;
+      const double start = std::max(cpu, ready);
+      if (gpu > 0) idle += start - gpu;
+      gpu = start + kt[i];
+    }
+  }
+  if (work.dispatches.empty()) cpu += p.module_us * work.module_calls;
+  t.framework_us = cpu + p.call_us;
+  t.gpu_idle_us = idle;
+  t.latency_us = std::max(cpu, gpu) + p.call_us;
+  return t;
+}
+
+}  // namespace ftax

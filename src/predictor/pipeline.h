@@ -1,0 +1,67 @@
+// The CPU/GPU pipeline simulation: prices a work list with a host profile.
+//
+// The CPU issues dispatches in order, each costing its class's dispatch cost (plus a share of
+// nn.Module call costs for Python eager); a kernel is enqueued when its dispatch ends and
+// starts at max(enqueue time, end of the previous kernel + kernel gap). The call ends at
+// max(CPU done, GPU done) plus the framework's fixed per-call cost (entry, checks, sync).
+// At the extremes this is the paper's max(framework overhead, compute); in between it
+// accounts for the GPU idling while the CPU catches up. A CUDA graph replays all kernels
+// from one launch: latency = call cost + kernels + one node gap per kernel.
+//
+//   Expected<ResolvedParams> rp = ResolveParams(work, profile, Framework::kTorchscript);
+//   Timing t = Simulate(work, rp.value());
+#pragma once
+
+#include <array>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "predictor/host_profile.h"
+#include "predictor/kernel_cost.h"
+#include "predictor/work_list.h"
+
+namespace ftax {
+
+// The profile's numbers for one framework and the kernel classes/dtypes a work list uses,
+// looked up once so the simulation (and Monte Carlo samples of it) does no map lookups.
+struct ResolvedParams {
+  Framework framework = Framework::kPytorchEager;
+  int num_sms = 1;
+  double kernel_gap_us = 0;
+  double call_us = 0;
+  std::array<double, kNumDispatchClasses> dispatch_us{};
+  double module_us = 0;
+  double node_gap_us = 0;
+  // Per kernel of the work list: index into `thetas`.
+  std::vector<int> theta_index;
+  std::vector<KernelTheta> thetas;
+  std::vector<std::pair<int, int>> tiles;  // per theta
+  std::vector<std::string> theta_keys;     // "gemm/fp16" per theta
+  // Standard errors in the same layout (NaN: unknown).
+  double call_se = 0, module_se = 0, node_gap_se = 0, kernel_gap_se = 0;
+  std::array<double, kNumDispatchClasses> dispatch_se{};
+  std::vector<KernelTheta> theta_se;
+  std::vector<std::string> notes;  // fallbacks used, ranges exceeded
+};
+
+Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& profile,
+                                       Framework framework);
+
+// A copy of `p` with every parameter drawn from N(value, stderr), clipped at zero.
+ResolvedParams SampleParams(const ResolvedParams& p, std::mt19937_64& rng);
+
+struct Timing {
+  double latency_us = 0;
+  double framework_us = 0;  // CPU-side time of the call (dispatches, modules, call cost)
+  double compute_us = 0;    // sum of GPU kernel times
+  double gpu_idle_us = 0;   // GPU idle inside the call
+  int dispatches = 0;
+  int kernels = 0;
+  std::array<double, kNumKernelClasses> class_us{};  // kernel time per class
+};
+
+Timing Simulate(const WorkList& work, const ResolvedParams& params);
+
+}  // namespace ftax

@@ -1,0 +1,149 @@
+#include "predictor/predict.h"
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <set>
+
+#include "predictor/lowering.h"
+#include "predictor/pipeline.h"
+
+namespace ftax {
+namespace {
+
+void AddNotes(const std::vector<std::string>& from, std::vector<std::string>* to) {
+  if (!to) return;
+  for (const auto& n : from)
+    if (std::find(to->begin(), to->end(), n) == to->end()) to->push_back(n);
+}
+
+double Percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  double pos = q * double(v.size() - 1);
+  size_t lo = size_t(pos);
+  size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - double(lo));
+}
+
+}  // namespace
+
+Expected<PredictionPoint> PredictPoint(const Graph& graph, const HostProfile& profile,
+                                       Framework framework, DType precision, int samples,
+                                       uint64_t seed, std::vector<std::string>* notes) {
+  LoweringOptions lo;
+  lo.framework = framework;
+  lo.precision = precision;
+  Expected<WorkList> work = Lower(graph, lo);
+  if (!work.ok()) return work.status();
+  Expected<ResolvedParams> rp = ResolveParams(work.value(), profile, framework);
+  if (!rp.ok()) return rp.status();
+  AddNotes(work->notes, notes);
+  AddNotes(rp->notes, notes);
+  Timing t = Simulate(work.value(), rp.value());
+  PredictionPoint p;
+  p.framework = framework;
+  p.precision = precision;
+  p.latency_ms = t.latency_us / 1e3;
+  p.framework_ms = t.framework_us / 1e3;
+  p.compute_ms = t.compute_us / 1e3;
+  p.bound = t.compute_us > t.framework_us ? "compute" : "framework";
+  p.gpu_util = t.latency_us > 0 ? t.compute_us / t.latency_us : 0;
+  p.dispatches = t.dispatches;
+  p.kernels = t.kernels;
+  p.module_calls = work->module_calls;
+  for (int c = 0; c < kNumKernelClasses; ++c) p.class_ms[c] = t.class_us[c] / 1e3;
+  p.interval_lo_ms = p.interval_hi_ms = p.latency_ms;
+  if (samples > 0) {
+    std::mt19937_64 rng(seed);
+    std::vector<double> lat;
+    lat.reserve(samples);
+    for (int i = 0; i < samples; ++i)
+      lat.push_back(Simulate(work.value(), SampleParams(rp.value(), rng)).latency_us / 1e3);
+    p.interval_lo_ms = std::min(Percentile(lat, 0.1), p.latency_ms);
+    p.interval_hi_ms = std::max(Percentile(lat, 0.9), p.latency_ms);
+  }
+  return p;
+}
+
+Expected<PredictionReport> PredictSweep(const GraphAtBatch& model, const HostProfile& profile,
+                                        const PredictRequest& req) {
+  PredictionReport report;
+  std::map<int64_t, Graph> graphs;
+  auto graph_at = [&](int64_t b) -> Expected<const Graph*> {
+    auto it = graphs.find(b);
+    if (it != graphs.end()) return &it->second;
+    Expected<Graph> g = model(b);
+    if (!g.ok()) return g.status().WithContext("batch " + std::to_string(b));
+    return &graphs.emplace(b, std::move(g.value())).first->second;
+  };
+  // framework_us vs compute_us at one batch, without interval (for the crossover search).
+  auto compute_bound = [&](int64_t b, Framework f, DType d) -> Expected<bool> {
+    Expected<const Graph*> g = graph_at(b);
+    if (!g.ok()) return g.status();
+    Expected<PredictionPoint> p = PredictPoint(*g.value(), profile, f, d, 0, req.seed, nullptr);
+    if (!p.ok()) return p.status();
+    return p->compute_ms > p->framework_ms;
+  };
+
+  std::vector<int64_t> batches = req.batches;
+  std::sort(batches.begin(), batches.end());
+  batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
+  for (Framework f : req.frameworks) {
+    for (DType d : req.precisions) {
+      std::optional<int64_t> last_framework_bound, first_compute_bound;
+      for (int64_t b : batches) {
+        Expected<const Graph*> g = graph_at(b);
+        if (!g.ok()) return g.status();
+        Expected<PredictionPoint> p =
+            PredictPoint(*g.value(), profile, f, d, req.interval_samples, req.seed, &report.notes);
+        if (!p.ok()) return p.status();
+        p->batch = b;
+        if (p->bound == "compute") {
+          if (!first_compute_bound) first_compute_bound = b;
+        } else if (!first_compute_bound) {
+          last_framework_bound = b;
+        }
+        report.points.push_back(p.value());
+      }
+      if (!req.find_crossover) continue;
+      Crossover c{f, d, std::nullopt, 0};
+      // Bracket: lo framework-bound, hi compute-bound; extend upward if needed.
+      int64_t lo = last_framework_bound.value_or(0);
+      std::optional<int64_t> hi = first_compute_bound;
+      if (first_compute_bound && !last_framework_bound) {
+        hi = first_compute_bound;
+        lo = 0;
+        if (*hi > 1) {
+          Expected<bool> one = compute_bound(1, f, d);
+          if (!one.ok()) return one.status();
+          if (!one.value()) lo = 1;
+          else hi = 1;
+        }
+      }
+      int64_t probe = std::max<int64_t>(batches.empty() ? 1 : batches.back(), 1);
+      while (!hi && probe < req.crossover_max_batch) {
+        probe = std::min(probe * 2, req.crossover_max_batch);
+        Expected<bool> cb = compute_bound(probe, f, d);
+        if (!cb.ok()) return cb.status();
+        if (cb.value()) hi = probe;
+        else lo = probe;
+      }
+      c.searched_to = hi ? *hi : probe;
+      if (hi) {
+        while (*hi - lo > 1) {
+          int64_t mid = lo + (*hi - lo) / 2;
+          Expected<bool> cb = compute_bound(mid, f, d);
+          if (!cb.ok()) return cb.status();
+          if (cb.value()) hi = mid;
+          else lo = mid;
+        }
+        c.batch = *hi;
+      }
+      report.crossovers.push_back(c);
+    }
+  }
+  return report;
+}
+
+}  // namespace ftax

@@ -1,0 +1,76 @@
+// Predictions: latency of a model per framework, precision and batch, with its split into
+// framework overhead and GPU compute, the bound, an interval and the crossover batch.
+//
+// The model is given as a function from batch size to Graph (a file re-bound at another
+// batch, or an arch spec rebuilt), so sweeps and the crossover search can ask for any batch.
+//
+//   PredictRequest req; req.frameworks = {Framework::kTorchscript}; req.batches = {1, 8, 64};
+//   Expected<PredictionReport> r = PredictSweep(graph_at_batch, profile, req);
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "graph/graph.h"
+#include "predictor/framework.h"
+#include "predictor/host_profile.h"
+
+namespace ftax {
+
+using GraphAtBatch = std::function<Expected<Graph>(int64_t batch)>;
+
+struct PredictRequest {
+  std::vector<Framework> frameworks = {Framework::kPytorchEager};
+  std::vector<DType> precisions = {DType::kFloat32};
+  std::vector<int64_t> batches = {1};
+  int interval_samples = 64;  // Monte Carlo samples of the parameters; 0: no interval
+  uint64_t seed = 1;
+  bool find_crossover = true;
+  int64_t crossover_max_batch = 8192;
+};
+
+struct PredictionPoint {
+  int64_t batch = 1;
+  Framework framework = Framework::kPytorchEager;
+  DType precision = DType::kFloat32;
+  double latency_ms = 0;
+  double framework_ms = 0;  // CPU-side time (the framework tax)
+  double compute_ms = 0;    // GPU kernel time
+  std::string bound;        // "framework" or "compute"
+  double gpu_util = 0;      // compute / latency
+  double interval_lo_ms = 0, interval_hi_ms = 0;  // p10..p90 over parameter uncertainty
+  int dispatches = 0;
+  int kernels = 0;
+  int module_calls = 0;
+  std::array<double, 8> class_ms{};
+};
+
+struct Crossover {
+  Framework framework;
+  DType precision;
+  // Smallest batch at which compute exceeds framework overhead; nullopt if none up to
+  // `searched_to`.
+  std::optional<int64_t> batch;
+  int64_t searched_to = 0;
+};
+
+struct PredictionReport {
+  std::vector<PredictionPoint> points;
+  std::vector<Crossover> crossovers;
+  std::vector<std::string> notes;  // deduplicated notes from lowering and the profile
+};
+
+// One point.
+Expected<PredictionPoint> PredictPoint(const Graph& graph, const HostProfile& profile,
+                                       Framework framework, DType precision, int samples,
+                                       uint64_t seed, std::vector<std::string>* notes);
+
+Expected<PredictionReport> PredictSweep(const GraphAtBatch& model, const HostProfile& profile,
+                                        const PredictRequest& request);
+
+}  // namespace ftax
