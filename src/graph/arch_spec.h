@@ -40,6 +40,10 @@ using DimBindings = std::map<std::string, int64_t>;
 // non-numeric value, inconsistent values such as hidden % heads != 0) name the key at fault.
 Expected<Graph> BuildArchGraph(const std::string& spec, const DimBindings& dims,
                                ArchFlavor flavor);
+// The same with weights and activations of `dtype` (fp32, fp16, bf16 or fp64; the
+// overload above uses fp32). Integer inputs (token ids, masks) stay int64.
+Expected<Graph> BuildArchGraph(const std::string& spec, const DimBindings& dims,
+                               ArchFlavor flavor, DType dtype);
 
 // One line per family with its keys and defaults, for --help and docs.
 std::string ArchSpecHelp();

@@ -1,0 +1,205 @@
+// `bert`: HF BertModel (embeddings, encoder, pooler) with eager attention.
+//
+// kOnnx follows torch.onnx.export (opset 17, static shapes) of BertModel(input_ids,
+// attention_mask, token_type_ids): Gather embeddings, extended mask Unsqueeze/Unsqueeze/Cast/
+// Sub/Mul, per layer Q/K/V MatMul+Add, Reshape+Transpose per head (K transposed once to
+// [B,h,d,S]), MatMul/Div/Add(mask)/Softmax/MatMul, Transpose+Reshape back, Gelu as
+// Div/Erf/Add/Mul/Mul, LayerNormalization; pooler Gather/Gemm/Tanh.
+// kTorch follows a traced eager run: one aten op per call, dropout kept (a dispatch with no
+// kernel at inference), scaled_dot_product_attention for the attention core.
+#include <cmath>
+
+#include "graph/graph_builder.h"
+
+namespace ftax {
+namespace arch {
+
+namespace {
+
+struct BertConfig {
+  int64_t layers, hidden, heads, ffn, vocab, max_pos, type_vocab;
+};
+
+constexpr double kLnEps = 1e-12;
+constexpr double kDropP = 0.1;
+
+// One BertLayer in the current scope "/encoder/layer.i"; returns its output [B,S,H].
+std::string BertLayer(GraphBuilder& b, const BertConfig& c, int64_t B, int64_t S,
+                      const std::string& x, const std::string& mask) {
+  const int64_t H = c.hidden, h = c.heads, d = c.hidden / c.heads;
+  const Dims xd = {B, S, H};
+  const Dims split = {B, S, h, d};
+  const Dims heads = {B, h, S, d};
+  std::string attn;
+  {
+    ScopeGuard a(b, "attention");
+    std::string ctx;
+    {
+      ScopeGuard s(b, "self");
+      if (b.torch()) {
+        auto head_view = [&](const char* module) {
+          std::string y = Linear(b, module, x, xd, H);
+          y = b.Op1("view", {y}, split);
+          b.SetInts("size", split);
+          y = b.Op1("transpose", {y}, heads);
+          b.SetInt("dim0", 1);
+          b.SetInt("dim1", 2);
+          return y;
+        };
+        std::string q = head_view("query");
+        std::string k = head_view("key");
+        std::string v = head_view("value");
+        ctx = b.Op1("scaled_dot_product_attention", {q, k, v, mask}, heads);
+        b.SetFloat("dropout_p", 0.0);
+        b.SetInt("is_causal", 0);
+        ctx = b.Op1("transpose", {ctx}, split);
+        b.SetInt("dim0", 1);
+        b.SetInt("dim1", 2);
+        ctx = b.Op1("reshape", {ctx}, xd);
+        b.SetInts("shape", xd);
+      } else {
+        std::string shape = b.IntConst(split);
+        auto to_heads = [&](const std::string& y, std::vector<int64_t> perm) {
+          std::string r = b.Op1("Reshape", {y, shape}, split);
+          Dims out = {split[perm[0]], split[perm[1]], split[perm[2]], split[perm[3]]};
+          std::string t = b.Op1("Transpose", {r}, out);
+          b.SetInts("perm", std::move(perm));
+          return t;
+        };
+        std::string q_lin = Linear(b, "query", x, xd, H);
+        std::string k_t = to_heads(Linear(b, "key", x, xd, H), {0, 2, 3, 1});  // [B,h,d,S]
+        std::string v = to_heads(Linear(b, "value", x, xd, H), {0, 2, 1, 3});
+        std::string q = to_heads(q_lin, {0, 2, 1, 3});
+        const Dims sd = {B, h, S, S};
+        std::string s = b.Op1("MatMul", {q, k_t}, sd);
+        s = b.Op1("Div", {s, b.ScalarConst("sqrt_head_dim")}, sd);
+        s = b.Op1("Add", {s, mask}, sd);
+        s = b.Op1("Softmax", {s}, sd);
+        b.SetInt("axis", -1);
+        ctx = b.Op1("MatMul", {s, v}, heads);
+        ctx = b.Op1("Transpose", {ctx}, split);
+        b.SetInts("perm", {0, 2, 1, 3});
+        ctx = b.Op1("Reshape", {ctx, b.IntConst(xd)}, xd);
+      }
+    }
+    ScopeGuard o(b, "output");
+    std::string y = Linear(b, "dense", ctx, xd, H);
+    y = Dropout(b, "dropout", y, xd, kDropP);
+    y = b.Op1(b.torch() ? "add" : "Add", {y, x}, xd);
+    attn = LayerNorm(b, "LayerNorm", y, xd, kLnEps);
+  }
+  const Dims fd = {B, S, c.ffn};
+  std::string inter;
+  {
+    ScopeGuard i(b, "intermediate");
+    inter = Linear(b, "dense", attn, xd, c.ffn);
+    inter = Gelu(b, "intermediate_act_fn", inter, fd);
+  }
+  ScopeGuard o(b, "output");
+  std::string y = Linear(b, "dense", inter, fd, H);
+  y = Dropout(b, "dropout", y, xd, kDropP);
+  y = b.Op1(b.torch() ? "add" : "Add", {y, attn}, xd);
+  return LayerNorm(b, "LayerNorm", y, xd, kLnEps);
+}
+
+}  // namespace
+
+Status BuildBert(const ArchParams& p, Graph* g) {
+  BertConfig c{};
+  Status s;
+  if (!(s = GetInt(p, "layers", 12, 1024, &c.layers)).ok()) return s;
+  if (!(s = GetInt(p, "hidden", 768, 1 << 16, &c.hidden)).ok()) return s;
+  if (!(s = GetInt(p, "heads", 12, 1 << 12, &c.heads)).ok()) return s;
+  if (!(s = GetInt(p, "ffn", 4 * c.hidden, 1 << 20, &c.ffn)).ok()) return s;
+  if (!(s = GetInt(p, "vocab", 30522, 1 << 24, &c.vocab)).ok()) return s;
+  if (!(s = GetInt(p, "max_pos", 512, 1 << 20, &c.max_pos)).ok()) return s;
+  if (!(s = GetInt(p, "type_vocab", 2, 1 << 16, &c.type_vocab)).ok()) return s;
+  if (!(s = CheckDivisible("hidden", c.hidden, "heads", c.heads)).ok()) return s;
+  const int64_t B = p.batch, S = p.seq, H = c.hidden;
+  if (S > c.max_pos) {
+    return InvalidInput("dim 'seq' (" + std::to_string(S) + ") exceeds key 'max_pos' (" +
+                        std::to_string(c.max_pos) + ")");
+  }
+
+  const bool torch = p.flavor == ArchFlavor::kTorch;
+  GraphBuilder b(g, p.dtype, torch ? "aten" : "");
+  g->ops.reserve(static_cast<size_t>(c.layers) * (torch ? 32 : 36) + 24);
+  g->tensors.reserve(static_cast<size_t>(c.layers) * (torch ? 48 : 56) + 48);
+
+  std::string ids = b.Input("input_ids", DType::kInt64, {B, S});
+  std::string mask_in = b.Input("attention_mask", DType::kInt64, {B, S});
+  std::string types = b.Input("token_type_ids", DType::kInt64, {B, S});
+  const Dims md = {B, 1, 1, S};
+  const Dims xd = {B, S, H};
+
+  // Extended attention mask: (1 - mask[:, None, None, :]) * finfo(dtype).min.
+  std::string mask;
+  if (torch) {
+    mask = b.Op1("unsqueeze", {mask_in}, {B, 1, S}, DType::kInt64);
+    b.SetInt("dim", 1);
+    mask = b.Op1("unsqueeze", {mask}, md, DType::kInt64);
+    b.SetInt("dim", 2);
+    mask = b.Op1("to", {mask}, md);
+    mask = b.Op1("rsub", {mask, b.ScalarConst("one")}, md);
+    mask = b.Op1("mul", {mask, b.ScalarConst("finfo_min")}, md);
+  } else {
+    mask = b.Op1("Unsqueeze", {mask_in, b.IntConst({1})}, {B, 1, S}, DType::kInt64);
+    mask = b.Op1("Unsqueeze", {mask, b.IntConst({2})}, md, DType::kInt64);
+    mask = b.Op1("Cast", {mask}, md);
+    b.SetInt("to", OnnxTypeCode(p.dtype));
+    mask = b.Op1("Sub", {b.ScalarConst("one"), mask}, md);
+    mask = b.Op1("Mul", {mask, b.ScalarConst("finfo_min")}, md);
+  }
+
+  std::string x;
+  {
+    ScopeGuard e(b, "embeddings");
+    std::string pos_ids = b.Initializer("embeddings.position_ids", DType::kInt64, {1, S});
+    auto embed = [&](const char* module, int64_t rows, const std::string& idx, const Dims& od) {
+      ScopeGuard m(b, module);
+      std::string w = b.Weight("weight", {rows, H});
+      if (torch) return b.Op1("embedding", {w, idx}, od);
+      std::string y = b.Op1("Gather", {w, idx}, od);
+      b.SetInt("axis", 0);
+      return y;
+    };
+    const char* add = torch ? "add" : "Add";
+    x = embed("word_embeddings", c.vocab, ids, xd);
+    std::string t = embed("token_type_embeddings", c.type_vocab, types, xd);
+    x = b.Op1(add, {x, t}, xd);
+    std::string pe = embed("position_embeddings", c.max_pos, pos_ids, {1, S, H});
+    x = b.Op1(add, {x, pe}, xd);
+    x = LayerNorm(b, "LayerNorm", x, xd, kLnEps);
+    x = Dropout(b, "dropout", x, xd, kDropP);
+  }
+  {
+    ScopeGuard e(b, "encoder");
+    for (int64_t i = 0; i < c.layers; ++i) {
+      ScopeGuard l(b, "layer." + std::to_string(i));
+      x = BertLayer(b, c, B, S, x, mask);
+    }
+  }
+  b.Output(x);
+  {
+    ScopeGuard pool(b, "pooler");
+    std::string first;
+    if (torch) {
+      first = b.Op1("select", {x}, {B, H});
+      b.SetInt("dim", 1);
+      b.SetInt("index", 0);
+    } else {
+      std::string zero = b.Initializer("const_i64_scalar_0", DType::kInt64, {});
+      g->tensors[zero].int_values = std::vector<int64_t>{0};
+      first = b.Op1("Gather", {x, zero}, {B, H});
+      b.SetInt("axis", 1);
+    }
+    std::string y = Linear(b, "dense", first, {B, H}, H);
+    ScopeGuard act(b, "activation");
+    y = b.Op1(torch ? "tanh" : "Tanh", {y}, {B, H});
+    b.Output(y);
+  }
+  return b.status();
+}
+
+}  // namespace arch
+}  // namespace ftax

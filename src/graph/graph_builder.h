@@ -1,0 +1,163 @@
+// Internal helpers for the --arch generators (arch_*.cc): a GraphBuilder that appends ops
+// and tensors with concrete shapes in the exporter's naming style, and ArchParams, the parsed
+// spec a generator reads its keys from.
+//
+// Naming follows torch.onnx.export (torch >= 1.13): an op in module scope
+// "/encoder/layer.0/attention/self" of type "Reshape" is named
+// "/encoder/layer.0/attention/self/Reshape", the next one in the same scope "..._1", and its
+// output tensor "<op name>_output_0". Weights are named by module path
+// ("encoder.layer.0.attention.self.query.weight") and are initializers.
+//
+//   GraphBuilder b(&graph, DType::kFloat32, "");
+//   b.Push("encoder"); b.Push("layer.0");
+//   std::string y = b.Op1("MatMul", {x, w}, {batch, seq, 768});
+//   b.Pop(); b.Pop();
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+#include "graph/arch_spec.h"
+#include "graph/graph.h"
+
+namespace ftax {
+namespace arch {
+
+using Dims = std::vector<int64_t>;
+
+class GraphBuilder {
+ public:
+  // `domain` is given to every op ("" for ONNX, "aten" for the torch flavor); `dtype` is the
+  // floating type of weights and activations.
+  GraphBuilder(Graph* graph, DType dtype, std::string domain);
+
+  Graph& graph() { return *g_; }
+  DType dtype() const { return dtype_; }
+  const std::string& domain() const { return domain_; }
+  bool torch() const { return domain_ == "aten"; }
+
+  // Module scope: Push("encoder") enters "/encoder", Pop() leaves it.
+  void Push(const std::string& component);
+  void Pop();
+  const std::string& scope() const { return scope_; }
+  // The module path in weight style: "encoder.layer.0" for scope "/encoder/layer.0".
+  const std::string& param_prefix() const { return param_prefix_; }
+
+  // A graph input (not an initializer).
+  std::string Input(const std::string& name, DType dt, const Dims& dims);
+  // A weight of the builder's dtype, named `param_prefix() + "." + leaf`.
+  std::string Weight(const std::string& leaf, const Dims& dims);
+  // An initializer with an explicit full name and dtype (shared: a second call with the same
+  // name returns the existing tensor).
+  std::string Initializer(const std::string& name, DType dt, const Dims& dims);
+  // A small int64 constant (Reshape shapes, axes), shared by value; keeps int_values.
+  std::string IntConst(const std::vector<int64_t>& values);
+  // A scalar constant of the builder's dtype, shared by `key` (e.g. "sqrt_head_dim").
+  std::string ScalarConst(const std::string& key);
+
+  // Appends an op of `type` in the current scope with one output of `out` dims (dtype:
+  // the builder's unless given). Returns the output tensor's name.
+  std::string Op1(const char* type, std::vector<std::string> inputs, const Dims& out);
+  std::string Op1(const char* type, std::vector<std::string> inputs, const Dims& out, DType dt);
+  // Appends an op with several outputs; returns their names.
+  std::vector<std::string> OpN(const char* type, std::vector<std::string> inputs,
+                               const std::vector<Dims>& outs);
+  // The op appended last, to set attributes on.
+  Op& last() { return g_->ops.back(); }
+
+  void SetInt(const char* key, int64_t v);
+  void SetFloat(const char* key, double v);
+  void SetInts(const char* key, std::vector<int64_t> v);
+  void SetString(const char* key, std::string v);
+
+  void Output(const std::string& tensor) { g_->outputs.push_back(tensor); }
+
+  // First error met (an element count that overflows int64); Ok otherwise.
+  const Status& status() const { return status_; }
+
+ private:
+  Op& NewOp(const char* type, std::vector<std::string> inputs);
+  TensorInfo& NewTensor(const std::string& name, DType dt, const Dims& dims);
+
+  Graph* g_;
+  DType dtype_;
+  std::string domain_;
+  std::string scope_;
+  std::string param_prefix_;
+  std::vector<size_t> scope_len_, prefix_len_;
+  // Ops per base name (scope + "/" + type) for the exporter's "_N" suffixes.
+  std::unordered_map<std::string, int> name_count_;
+  Status status_;
+};
+
+// Module-level building blocks shared by the families; each enters the module's scope
+// `module` (empty: stay in the current one) and returns its output tensor. `x` has dims
+// `xd`; the output dims are written to `*yd` where given.
+//
+// nn.Linear: kOnnx writes MatMul + Add (weight stored transposed, [in, out]) for inputs of
+// rank >= 3 and Gemm (transB=1) for rank 2; kTorch writes linear(x, weight[out, in], bias).
+std::string Linear(GraphBuilder& b, const std::string& module, const std::string& x,
+                   const Dims& xd, int64_t out_features, bool bias = true);
+// nn.LayerNorm over the last dim: LayerNormalization / layer_norm.
+std::string LayerNorm(GraphBuilder& b, const std::string& module, const std::string& x,
+                      const Dims& xd, double eps);
+// Exact (erf) GELU: kOnnx (opset < 20) Div, Erf, Add, Mul, Mul; kTorch gelu.
+std::string Gelu(GraphBuilder& b, const std::string& module, const std::string& x,
+                 const Dims& xd);
+// nn.Dropout at inference: kOnnx drops it (no node); kTorch keeps the dropout dispatch.
+std::string Dropout(GraphBuilder& b, const std::string& module, const std::string& x,
+                    const Dims& xd, double p);
+// ONNX Cast's `to` code for a dtype.
+int64_t OnnxTypeCode(DType t);
+
+// Scoped Push/Pop.
+class ScopeGuard {
+ public:
+  ScopeGuard(GraphBuilder& b, const std::string& component) : b_(b) { b_.Push(component); }
+  ~ScopeGuard() { b_.Pop(); }
+  ScopeGuard(const ScopeGuard&) = delete;
+  ScopeGuard& operator=(const ScopeGuard&) = delete;
+
+ private:
+  GraphBuilder& b_;
+};
+
+// A parsed spec: family, KEY=VALUE pairs in the order given, bound dims and options.
+struct ArchParams {
+  std::string spec;
+  std::string family;
+  std::vector<std::pair<std::string, std::string>> kv;
+  int64_t batch = 1;
+  int64_t seq = 128;
+  ArchFlavor flavor = ArchFlavor::kOnnx;
+  DType dtype = DType::kFloat32;
+
+  const std::string* Find(const std::string& key) const;
+};
+
+// Reads integer key `key` (default `def` when absent) and checks 1 <= value <= max.
+// Errors name the key and the value given.
+Status GetInt(const ArchParams& p, const char* key, int64_t def, int64_t max, int64_t* out);
+// 0 or 1.
+Status GetBool(const ArchParams& p, const char* key, bool def, bool* out);
+// A positive finite number (0 < value <= max).
+Status GetFloat(const ArchParams& p, const char* key, double def, double max, double* out);
+// Dash-separated positive integers ("2-2-2-2"), each <= max; empty `out` if absent.
+Status GetIntList(const ArchParams& p, const char* key, int64_t max, std::vector<int64_t>* out);
+// "key 'hidden' (768) must be divisible by key 'heads' (5)".
+Status CheckDivisible(const char* key, int64_t value, const char* by_key, int64_t by);
+
+// The generators; each fills `g` (already named and with source set).
+Status BuildBert(const ArchParams& p, Graph* g);
+Status BuildGpt(const ArchParams& p, Graph* g);
+Status BuildResnet(const ArchParams& p, Graph* g);
+Status BuildMobilenet(const ArchParams& p, Graph* g);
+Status BuildVit(const ArchParams& p, Graph* g);
+
+}  // namespace arch
+}  // namespace ftax
