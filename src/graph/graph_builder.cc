@@ -3,16 +3,23 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 namespace ftax {
 namespace arch {
 
 GraphBuilder::GraphBuilder(Graph* graph, DType dtype, std::string domain)
-    : g_(graph), dtype_(dtype), domain_(std::move(domain)) {}
+    : g_(graph), dtype_(dtype), domain_(std::move(domain)) {
+  frames_.resize(8);
+}
 
 void GraphBuilder::Push(const std::string& component) {
-  scope_len_.push_back(scope_.size());
-  prefix_len_.push_back(param_prefix_.size());
+  ++depth_;
+  if (depth_ >= frames_.size()) frames_.resize(depth_ + 1);
+  Frame& f = frames_[depth_];
+  f.scope_len = scope_.size();
+  f.prefix_len = param_prefix_.size();
+  f.counts.clear();
   scope_ += '/';
   scope_ += component;
   if (!param_prefix_.empty()) param_prefix_ += '.';
@@ -20,16 +27,30 @@ void GraphBuilder::Push(const std::string& component) {
 }
 
 void GraphBuilder::Pop() {
-  if (scope_len_.empty()) return;
-  scope_.resize(scope_len_.back());
-  param_prefix_.resize(prefix_len_.back());
-  scope_len_.pop_back();
-  prefix_len_.pop_back();
+  if (depth_ == 0) return;
+  const Frame& f = frames_[depth_];
+  scope_.resize(f.scope_len);
+  param_prefix_.resize(f.prefix_len);
+  --depth_;
 }
 
-TensorInfo& GraphBuilder::NewTensor(const std::string& name, DType dt, const Dims& dims) {
-  TensorInfo& t = g_->tensors[name];
-  t.name = name;
+std::string GraphBuilder::NextName() {
+  char buf[24];
+  char* p = buf + sizeof(buf);
+  int64_t v = next_value_++;
+  do {
+    *--p = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v);
+  *--p = '%';
+  return std::string(p, buf + sizeof(buf));
+}
+
+TensorInfo& GraphBuilder::NewTensor(std::string name, DType dt, const Dims& dims) {
+  auto [it, inserted] = g_->tensors.try_emplace(std::move(name));
+  TensorInfo& t = it->second;
+  if (!inserted && status_.ok()) status_ = Internal("tensor '" + it->first + "' made twice");
+  t.name = it->first;
   t.dtype = dt;
   t.has_shape = true;
   t.shape.resize(dims.size());
@@ -37,7 +58,7 @@ TensorInfo& GraphBuilder::NewTensor(const std::string& name, DType dt, const Dim
   for (size_t i = 0; i < dims.size(); ++i) {
     t.shape[i].value = dims[i];
     if (status_.ok() && (dims[i] < 0 || __builtin_mul_overflow(n, dims[i], &n))) {
-      status_ = InvalidInput("tensor '" + name + "' would have more elements than int64 holds");
+      status_ = InvalidInput("tensor '" + t.name + "' would have more elements than int64 holds");
     }
   }
   return t;
@@ -50,11 +71,14 @@ std::string GraphBuilder::Input(const std::string& name, DType dt, const Dims& d
 }
 
 std::string GraphBuilder::Weight(const std::string& leaf, const Dims& dims) {
-  std::string name = param_prefix_;
+  std::string name;
+  name.reserve(param_prefix_.size() + 1 + leaf.size());
+  name += param_prefix_;
   if (!name.empty()) name += '.';
   name += leaf;
-  NewTensor(name, dtype_, dims).is_initializer = true;
-  return name;
+  TensorInfo& t = NewTensor(std::move(name), dtype_, dims);
+  t.is_initializer = true;
+  return t.name;
 }
 
 std::string GraphBuilder::Initializer(const std::string& name, DType dt, const Dims& dims) {
@@ -93,18 +117,26 @@ Op& GraphBuilder::NewOp(const char* type, std::vector<std::string> inputs) {
   op.type = type;
   op.domain = domain_;
   op.scope = scope_;
-  std::string base;
-  base.reserve(scope_.size() + 1 + op.type.size());
-  base += scope_;
-  base += '/';
-  base += op.type;
-  int& n = name_count_[base];
-  if (n > 0) {
-    base += '_';
-    base += std::to_string(n);
+  int n = 0;
+  auto& counts = frames_[depth_].counts;
+  bool found = false;
+  for (auto& c : counts) {
+    if (c.first == type || std::strcmp(c.first, type) == 0) {
+      n = c.second++;
+      found = true;
+      break;
+    }
   }
-  ++n;
-  op.name = std::move(base);
+  if (!found) counts.emplace_back(type, 1);
+  std::string& name = op.name;
+  name.reserve(scope_.size() + 1 + op.type.size() + (n ? 4 : 0));
+  name += scope_;
+  name += '/';
+  name += op.type;
+  if (n > 0) {
+    name += '_';
+    name += std::to_string(n);
+  }
   op.inputs = std::move(inputs);
   return op;
 }
@@ -116,20 +148,16 @@ std::string GraphBuilder::Op1(const char* type, std::vector<std::string> inputs,
 std::string GraphBuilder::Op1(const char* type, std::vector<std::string> inputs, const Dims& out,
                               DType dt) {
   Op& op = NewOp(type, std::move(inputs));
-  std::string name = op.name + "_output_0";
-  NewTensor(name, dt, out);
-  op.outputs.push_back(name);
-  return name;
+  TensorInfo& t = NewTensor(NextName(), dt, out);
+  op.outputs.push_back(t.name);
+  return t.name;
 }
 
 std::vector<std::string> GraphBuilder::OpN(const char* type, std::vector<std::string> inputs,
                                            const std::vector<Dims>& outs) {
   Op& op = NewOp(type, std::move(inputs));
-  for (size_t i = 0; i < outs.size(); ++i) {
-    std::string name = op.name + "_output_" + std::to_string(i);
-    NewTensor(name, dtype_, outs[i]);
-    op.outputs.push_back(name);
-  }
+  op.outputs.reserve(outs.size());
+  for (const Dims& d : outs) op.outputs.push_back(NewTensor(NextName(), dtype_, d).name);
   return op.outputs;
 }
 
@@ -368,6 +396,94 @@ int64_t OnnxTypeCode(DType t) {
     case DType::kBool: return 9;
     default: return 0;
   }
+}
+
+}  // namespace arch
+}  // namespace ftax
+
+namespace ftax {
+namespace arch {
+
+namespace {
+void SetConvAttrs(GraphBuilder& b, int64_t kernel, int64_t stride, int64_t pad, int64_t groups) {
+  if (b.torch()) {
+    b.SetInts("stride", {stride, stride});
+    b.SetInts("padding", {pad, pad});
+    b.SetInts("dilation", {1, 1});
+    b.SetInt("groups", groups);
+  } else {
+    b.SetInts("dilations", {1, 1});
+    b.SetInt("group", groups);
+    b.SetInts("kernel_shape", {kernel, kernel});
+    b.SetInts("pads", {pad, pad, pad, pad});
+    b.SetInts("strides", {stride, stride});
+  }
+}
+}  // namespace
+
+std::string ConvBn(GraphBuilder& b, const std::string& conv, const std::string& bn,
+                   const std::string& x, const Dims& xd, int64_t out_channels, int64_t kernel,
+                   int64_t stride, int64_t pad, int64_t groups, Dims* yd) {
+  const int64_t ho = ConvOut(xd[2], kernel, stride, pad), wo = ConvOut(xd[3], kernel, stride, pad);
+  *yd = {xd[0], out_channels, ho, wo};
+  const Dims wd = {out_channels, xd[1] / groups, kernel, kernel};
+  if (!b.torch()) {
+    ScopeGuard s(b, conv);
+    std::string w = b.Weight("weight", wd);
+    std::string bias = b.Weight("bias", {out_channels});
+    std::string y = b.Op1("Conv", {x, w, bias}, *yd);
+    SetConvAttrs(b, kernel, stride, pad, groups);
+    return y;
+  }
+  std::string y;
+  {
+    ScopeGuard s(b, conv);
+    std::string w = b.Weight("weight", wd);
+    y = b.Op1("conv2d", {x, w, std::string()}, *yd);
+    SetConvAttrs(b, kernel, stride, pad, groups);
+  }
+  ScopeGuard s(b, bn);
+  const Dims cd = {out_channels};
+  std::string w = b.Weight("weight", cd);
+  std::string bias = b.Weight("bias", cd);
+  std::string mean = b.Weight("running_mean", cd);
+  std::string var = b.Weight("running_var", cd);
+  y = b.Op1("batch_norm", {y, w, bias, mean, var}, *yd);
+  b.SetInt("training", 0);
+  b.SetFloat("momentum", 0.1);
+  b.SetFloat("eps", 1e-5);
+  return y;
+}
+
+std::string ConvBias(GraphBuilder& b, const std::string& module, const std::string& x,
+                     const Dims& xd, int64_t out_channels, int64_t kernel, int64_t stride,
+                     int64_t pad, Dims* yd) {
+  *yd = {xd[0], out_channels, ConvOut(xd[2], kernel, stride, pad),
+         ConvOut(xd[3], kernel, stride, pad)};
+  ScopeGuard s(b, module);
+  std::string w = b.Weight("weight", {out_channels, xd[1], kernel, kernel});
+  std::string bias = b.Weight("bias", {out_channels});
+  std::string y = b.Op1(b.torch() ? "conv2d" : "Conv", {x, w, bias}, *yd);
+  SetConvAttrs(b, kernel, stride, pad, 1);
+  return y;
+}
+
+std::string Relu(GraphBuilder& b, const std::string& module, const std::string& x,
+                 const Dims& xd) {
+  MaybeScope s(b, module);
+  return b.Op1(b.torch() ? "relu" : "Relu", {x}, xd);
+}
+
+std::string Relu6(GraphBuilder& b, const std::string& module, const std::string& x,
+                  const Dims& xd) {
+  MaybeScope s(b, module);
+  if (b.torch()) {
+    std::string y = b.Op1("hardtanh", {x}, xd);
+    b.SetFloat("min_val", 0.0);
+    b.SetFloat("max_val", 6.0);
+    return y;
+  }
+  return b.Op1("Clip", {x, b.ScalarConst("zero"), b.ScalarConst("six")}, xd);
 }
 
 }  // namespace arch

@@ -4,9 +4,10 @@
 //
 // Naming follows torch.onnx.export (torch >= 1.13): an op in module scope
 // "/encoder/layer.0/attention/self" of type "Reshape" is named
-// "/encoder/layer.0/attention/self/Reshape", the next one in the same scope "..._1", and its
-// output tensor "<op name>_output_0". Weights are named by module path
-// ("encoder.layer.0.attention.self.query.weight") and are initializers.
+// "/encoder/layer.0/attention/self/Reshape", the next one in the same scope "..._1".
+// Activation tensors get short TorchScript-style value names ("%17", numbered in creation
+// order; short strings keep the builder free of heap allocations for them). Weights are named
+// by module path ("encoder.layer.0.attention.self.query.weight") and are initializers.
 //
 //   GraphBuilder b(&graph, DType::kFloat32, "");
 //   b.Push("encoder"); b.Push("layer.0");
@@ -41,7 +42,9 @@ class GraphBuilder {
   const std::string& domain() const { return domain_; }
   bool torch() const { return domain_ == "aten"; }
 
-  // Module scope: Push("encoder") enters "/encoder", Pop() leaves it.
+  // Module scope: Push("encoder") enters "/encoder", Pop() leaves it. A scope must not be
+  // entered twice (op names restart their "_N" count per entry); a module called twice gets
+  // the exporter's second scope name ("relu_1").
   void Push(const std::string& component);
   void Pop();
   const std::string& scope() const { return scope_; }
@@ -82,16 +85,23 @@ class GraphBuilder {
 
  private:
   Op& NewOp(const char* type, std::vector<std::string> inputs);
-  TensorInfo& NewTensor(const std::string& name, DType dt, const Dims& dims);
+  TensorInfo& NewTensor(std::string name, DType dt, const Dims& dims);
+  std::string NextName();
 
   Graph* g_;
   DType dtype_;
   std::string domain_;
   std::string scope_;
   std::string param_prefix_;
-  std::vector<size_t> scope_len_, prefix_len_;
-  // Ops per base name (scope + "/" + type) for the exporter's "_N" suffixes.
-  std::unordered_map<std::string, int> name_count_;
+  // One frame per pushed scope: where the strings were cut, and how many ops of each type
+  // the scope holds so far (for the exporter's "_N" name suffixes).
+  struct Frame {
+    size_t scope_len = 0, prefix_len = 0;
+    std::vector<std::pair<const char*, int>> counts;
+  };
+  std::vector<Frame> frames_;
+  size_t depth_ = 0;  // frames_[0..depth_] are live; frames_[0] is the root scope
+  int64_t next_value_ = 0;
   Status status_;
 };
 
@@ -112,6 +122,27 @@ std::string Gelu(GraphBuilder& b, const std::string& module, const std::string& 
 // nn.Dropout at inference: kOnnx drops it (no node); kTorch keeps the dropout dispatch.
 std::string Dropout(GraphBuilder& b, const std::string& module, const std::string& x,
                     const Dims& xd, double p);
+// Conv2d (no bias) + BatchNorm2d as torchvision builds them. kOnnx: one Conv with the
+// batch norm folded into its weight and a bias, in the conv module's scope. kTorch:
+// conv2d(x, weight, no bias) in scope `conv`, batch_norm(x, weight, bias, running_mean,
+// running_var) in scope `bn`. `xd` is [N, C, H, W]; the output dims go to `*yd`.
+std::string ConvBn(GraphBuilder& b, const std::string& conv, const std::string& bn,
+                   const std::string& x, const Dims& xd, int64_t out_channels, int64_t kernel,
+                   int64_t stride, int64_t pad, int64_t groups, Dims* yd);
+// A Conv2d with its own bias and no batch norm (ViT patch embedding).
+std::string ConvBias(GraphBuilder& b, const std::string& module, const std::string& x,
+                     const Dims& xd, int64_t out_channels, int64_t kernel, int64_t stride,
+                     int64_t pad, Dims* yd);
+// nn.ReLU (Relu / relu) and nn.ReLU6 (Clip(0, 6) / hardtanh) in scope `module`.
+std::string Relu(GraphBuilder& b, const std::string& module, const std::string& x,
+                 const Dims& xd);
+std::string Relu6(GraphBuilder& b, const std::string& module, const std::string& x,
+                  const Dims& xd);
+// Output size of a convolution or pooling window along one axis.
+inline int64_t ConvOut(int64_t in, int64_t kernel, int64_t stride, int64_t pad) {
+  return (in + 2 * pad - kernel) / stride + 1;
+}
+
 // ONNX Cast's `to` code for a dtype.
 int64_t OnnxTypeCode(DType t);
 

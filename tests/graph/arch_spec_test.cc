@@ -59,7 +59,7 @@ double Params(const Graph& g) {
   double n = 0;
   for (const auto& [name, t] : g.tensors) {
     if (!t.is_initializer || t.shape.empty()) continue;
-    if (t.dtype == DType::kInt64) continue;
+    if (t.dtype != DType::kFloat32 && t.dtype != DType::kFloat16) continue;
     if (name.find("running_") != std::string::npos) continue;
     n += static_cast<double>(*NumElements(t.shape));
   }
@@ -103,6 +103,18 @@ void ExpectWellFormed(const Graph& g) {
   }
   for (const std::string& out : g.outputs) EXPECT_NE(g.Find(out), nullptr) << out;
   EXPECT_TRUE(g.warnings.empty());
+}
+
+std::string ErrorOf(const std::string& spec, DimBindings dims = {}) {
+  Expected<Graph> g = BuildArchGraph(spec, dims, ArchFlavor::kOnnx);
+  EXPECT_FALSE(g.ok()) << spec << " should fail";
+  if (g.ok()) return "";
+  EXPECT_EQ(g.status().code(), ErrorCode::kInvalidInput) << g.status().message();
+  return g.status().message();
+}
+
+bool Has(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
 }
 
 // ---- BERT ----
@@ -237,19 +249,278 @@ TEST(ArchSpecTest, DTypeReachesWeightsAndActivations) {
   EXPECT_FALSE(BuildArchGraph("bert", {}, ArchFlavor::kOnnx, DType::kInt8).ok());
 }
 
+// ---- ResNet ----
+
+TEST(ArchSpecTest, ResnetMacsMatchPublished) {
+  // torchvision's model cards (GFLOPS there are multiply-accumulates).
+  const std::pair<const char*, double> cases[] = {
+      {"resnet:depth=18", 1.814e9}, {"resnet:depth=50", 4.089e9}, {"resnet:depth=101", 7.801e9}};
+  for (const auto& [spec, macs] : cases) {
+    Graph g = Build(spec);
+    ExpectWellFormed(g);
+    ExpectWithin(LocalMacs(g), macs, 0.01, spec);
+  }
+}
+
+TEST(ArchSpecTest, ResnetParamsMatchPublished) {
+  // PyTorch parameters (batch norm running stats are buffers): 11,689,512 and 25,557,032.
+  const std::pair<const char*, double> cases[] = {{"resnet:depth=18", 11689512.0},
+                                                   {"resnet:depth=50", 25557032.0}};
+  for (const auto& [spec, params] : cases) {
+    Graph torch = Build(spec, {}, ArchFlavor::kTorch);
+    EXPECT_EQ(Params(torch), params) << spec;
+    // The ONNX file folds each batch norm (2C parameters) into a conv bias (C): it holds
+    // exactly one number less per normalized channel.
+    double bn_channels = 0;
+    for (const auto& [name, t] : torch.tensors) {
+      if (name.size() > 13 && name.compare(name.size() - 13, 13, ".running_mean") == 0) {
+        bn_channels += static_cast<double>(*NumElements(t.shape));
+      }
+    }
+    EXPECT_GT(bn_channels, 0);
+    EXPECT_EQ(Params(Build(spec)), params - bn_channels) << spec;
+  }
+}
+
+TEST(ArchSpecTest, ResnetOnnxDecomposition) {
+  Graph g = Build("resnet:depth=50");
+  // 1 stem conv + 16 blocks x 3 convs + 4 downsample convs; no BatchNormalization (folded).
+  EXPECT_EQ(CountType(g, "Conv"), 1 + 16 * 3 + 4);
+  EXPECT_EQ(CountType(g, "BatchNormalization"), 0);
+  EXPECT_EQ(CountType(g, "Relu"), 1 + 16 * 3);
+  EXPECT_EQ(CountType(g, "Add"), 16);
+  EXPECT_EQ(CountType(g, "MaxPool"), 1);
+  EXPECT_EQ(CountType(g, "GlobalAveragePool"), 1);
+  EXPECT_EQ(CountType(g, "Flatten"), 1);
+  EXPECT_EQ(CountType(g, "Gemm"), 1);
+  EXPECT_EQ(g.ops.size(), 1u + 1 + 1 + (16 * 3 + 4) + 16 * 3 + 16 + 3);
+  for (const Op& op : g.ops) {
+    if (op.type != "Conv") continue;
+    EXPECT_EQ(op.inputs.size(), 3u) << op.name << " has no folded bias";
+  }
+  auto it = std::find_if(g.ops.begin(), g.ops.end(), [](const Op& op) {
+    return op.name == "/layer2/layer2.0/conv2/Conv";
+  });
+  ASSERT_NE(it, g.ops.end());
+  EXPECT_EQ(it->IntsAttr("strides"), (std::vector<int64_t>{2, 2}));  // v1.5: stride on 3x3
+  EXPECT_EQ(ShapeToString(ShapeOf(g, it->outputs[0])), "1x128x28x28");
+  EXPECT_TRUE(std::any_of(g.ops.begin(), g.ops.end(), [](const Op& op) {
+    return op.name == "/layer1/layer1.0/downsample/downsample.0/Conv";
+  }));
+  EXPECT_EQ(ShapeToString(ShapeOf(g, g.outputs[0])), "1x1000");
+}
+
+TEST(ArchSpecTest, ResnetTorchDecomposition) {
+  Graph g = Build("resnet:depth=18", {{"batch", 2}}, ArchFlavor::kTorch);
+  ExpectWellFormed(g);
+  for (const Op& op : g.ops) EXPECT_EQ(op.domain, "aten") << op.name;
+  EXPECT_EQ(CountType(g, "conv2d"), 1 + 8 * 2 + 3);
+  EXPECT_EQ(CountType(g, "batch_norm"), CountType(g, "conv2d"));
+  EXPECT_EQ(CountType(g, "relu"), 1 + 8 * 2);
+  EXPECT_EQ(CountType(g, "add"), 8);
+  EXPECT_EQ(CountType(g, "max_pool2d"), 1);
+  EXPECT_EQ(CountType(g, "adaptive_avg_pool2d"), 1);
+  EXPECT_EQ(CountType(g, "flatten"), 1);
+  EXPECT_EQ(CountType(g, "linear"), 1);
+  auto bn = std::find_if(g.ops.begin(), g.ops.end(),
+                         [](const Op& op) { return op.type == "batch_norm"; });
+  ASSERT_NE(bn, g.ops.end());
+  EXPECT_EQ(bn->scope, "/bn1");
+  ASSERT_EQ(bn->inputs.size(), 5u);  // x, weight, bias, running_mean, running_var
+  EXPECT_EQ(bn->inputs[3], "bn1.running_mean");
+  // The block's ReLU module runs twice: two scopes, as the exporter names them.
+  std::set<std::string> relu_scopes;
+  for (const Op& op : g.ops) {
+    if (op.type == "relu" && op.scope.rfind("/layer1/layer1.0/", 0) == 0) {
+      relu_scopes.insert(op.scope);
+    }
+  }
+  EXPECT_EQ(relu_scopes, (std::set<std::string>{"/layer1/layer1.0/relu",
+                                                "/layer1/layer1.0/relu_1"}));
+  ExpectWithin(LocalMacs(g), LocalMacs(Build("resnet:depth=18", {{"batch", 2}})), 1e-9,
+               "torch vs onnx MACs");
+}
+
+TEST(ArchSpecTest, ResnetKeysChangeTheNetwork) {
+  double base = LocalMacs(Build("resnet:depth=50"));
+  // Batch scales MACs linearly.
+  ExpectWithin(LocalMacs(Build("resnet:depth=50", {{"batch", 8}})), 8 * base, 1e-9, "batch 8");
+  // blocks overrides the depth table: 3-4-6-3 bottleneck is ResNet-50.
+  EXPECT_EQ(LocalMacs(Build("resnet:blocks=3-4-6-3,bottleneck=1")), base);
+  EXPECT_EQ(LocalMacs(Build("resnet:depth=34,bottleneck=1")), base);
+  // Halving the width quarters the conv MACs roughly (stem input channels stay 3).
+  double half = LocalMacs(Build("resnet:depth=50,width=32"));
+  EXPECT_LT(half, 0.3 * base);
+  EXPECT_GT(half, 0.2 * base);
+  // A larger image grows MACs with the pixel count.
+  ExpectWithin(LocalMacs(Build("resnet:depth=50,image=448")), 4 * base, 0.01, "image 448");
+  Graph g = Build("resnet:depth=18,classes=10");
+  EXPECT_EQ(ShapeToString(ShapeOf(g, g.outputs[0])), "1x10");
+}
+
+// ---- MobileNetV2 ----
+
+TEST(ArchSpecTest, MobilenetV2MacsAndParamsMatchPublished) {
+  Graph g = Build("mobilenet");
+  ExpectWellFormed(g);
+  ExpectWithin(LocalMacs(g), 0.301e9, 0.01, "MobileNetV2 MACs");
+  EXPECT_EQ(Params(Build("mobilenet", {}, ArchFlavor::kTorch)), 3504872.0);
+  // 17 inverted residual blocks: 16 with expansion have 3 convs, the first 2; plus the stem
+  // and the last 1x1 conv. Depthwise convs have group == channels.
+  EXPECT_EQ(CountType(g, "Conv"), 16 * 3 + 2 + 2);
+  EXPECT_EQ(CountType(g, "Clip"), 16 * 2 + 1 + 2);
+  EXPECT_EQ(CountType(g, "Add"), 10);
+  int depthwise = 0;
+  for (const Op& op : g.ops) {
+    if (op.type == "Conv" && op.IntAttr("group", 1) > 1) {
+      ++depthwise;
+      EXPECT_EQ(op.IntAttr("group", 1), ShapeOf(g, op.outputs[0])[1].value) << op.name;
+    }
+  }
+  EXPECT_EQ(depthwise, 17);
+}
+
+TEST(ArchSpecTest, MobilenetKeys) {
+  Graph torch = Build("mobilenet", {}, ArchFlavor::kTorch);
+  ExpectWellFormed(torch);
+  ExpectWithin(LocalMacs(torch), LocalMacs(Build("mobilenet")), 1e-9, "torch vs onnx");
+  EXPECT_EQ(CountType(torch, "hardtanh"), 35);
+  double base = LocalMacs(Build("mobilenet"));
+  EXPECT_LT(LocalMacs(Build("mobilenet:width_mult=0.5")), 0.5 * base);
+  EXPECT_GT(LocalMacs(Build("mobilenet:width_mult=1.4")), 1.5 * base);
+  EXPECT_LT(LocalMacs(Build("mobilenet:expansion=4")), base);
+  EXPECT_TRUE(Has(ErrorOf("mobilenet:width_mult=0"), "key 'width_mult' must be positive"));
+  EXPECT_TRUE(Has(ErrorOf("mobilenet:width_mult=x1"), "key 'width_mult' must be a number"));
+}
+
+// ---- ViT ----
+
+TEST(ArchSpecTest, VitB16MacsAndParamsMatchPublished) {
+  for (ArchFlavor f : {ArchFlavor::kOnnx, ArchFlavor::kTorch}) {
+    Graph g = Build("vit:layers=12,hidden=768,heads=12,ffn=3072,patch=16", {}, f);
+    ExpectWellFormed(g);
+    ExpectWithin(LocalMacs(g), 17.56e9, 0.01, "ViT-B/16 MACs");
+    EXPECT_EQ(Params(g), 86567656.0);
+  }
+  Graph g = Build("vit");
+  EXPECT_EQ(CountType(g, "Softmax"), 12);
+  EXPECT_EQ(CountType(g, "LayerNormalization"), 12 * 2 + 1);
+  EXPECT_EQ(ShapeToString(ShapeOf(g, g.outputs[0])), "1x1000");
+  EXPECT_TRUE(Has(ErrorOf("vit:image=224,patch=15"), "key 'image' (224)"));
+  // Patch 32 has a quarter of the tokens.
+  EXPECT_LT(LocalMacs(Build("vit:patch=32")), 0.3 * LocalMacs(g));
+}
+
+// ---- GPT ----
+
+double AttentionMacs(const Graph& g) {
+  Graph only = g;
+  only.ops.clear();
+  for (const Op& op : g.ops) {
+    bool weight = op.inputs.size() > 1 && g.Find(op.inputs[1]) &&
+                  g.Find(op.inputs[1])->is_initializer;
+    bool addmm = op.type == "addmm";
+    if (op.type == "scaled_dot_product_attention" || (op.type == "MatMul" && !weight && !addmm)) {
+      only.ops.push_back(op);
+    }
+  }
+  return LocalMacs(only);
+}
+
+TEST(ArchSpecTest, Gpt2ParamsAndPromptMacs) {
+  for (ArchFlavor f : {ArchFlavor::kOnnx, ArchFlavor::kTorch}) {
+    Graph g = Build("gpt:layers=12,hidden=768,heads=12", {{"seq", 128}}, f);
+    ExpectWellFormed(g);
+    EXPECT_EQ(Params(g), 124439808.0);  // GPT-2 small
+    // Per token per layer 12 H^2 in projections; causal attention still multiplies the full
+    // S x S score matrix: 2 S^2 H per layer.
+    const double H = 768, S = 128;
+    ExpectWithin(LocalMacs(g), 12 * (12 * H * H * S + 2 * S * S * H), 1e-6, "GPT-2 MACs");
+  }
+  Graph onnx = Build("gpt:layers=2");
+  EXPECT_EQ(CountType(onnx, "Where"), 2);   // causal mask
+  EXPECT_EQ(CountType(onnx, "Gemm"), 2 * 4);  // Conv1D projections
+  EXPECT_EQ(CountType(onnx, "Tanh"), 2);
+  Graph torch = Build("gpt:layers=2", {}, ArchFlavor::kTorch);
+  auto sdpa = std::find_if(torch.ops.begin(), torch.ops.end(), [](const Op& op) {
+    return op.type == "scaled_dot_product_attention";
+  });
+  ASSERT_NE(sdpa, torch.ops.end());
+  EXPECT_EQ(sdpa->IntAttr("is_causal", -1), 1);
+  EXPECT_EQ(CountType(torch, "addmm"), 2 * 4);
+}
+
+TEST(ArchSpecTest, GptKvCacheGeneratesOneToken) {
+  const std::string spec = "gpt:layers=4,hidden=256,heads=4";
+  for (ArchFlavor f : {ArchFlavor::kOnnx, ArchFlavor::kTorch}) {
+    Graph prompt = Build(spec, {{"seq", 64}}, f);
+    Graph step = Build(spec + ",kv_cache=1", {{"seq", 64}}, f);
+    ExpectWellFormed(step);
+    EXPECT_EQ(ShapeToString(ShapeOf(step, "input_ids")), "1x1");
+    EXPECT_EQ(ShapeToString(ShapeOf(step, "past_key_values.3.key")), "1x4x64x64");
+    // present keys/values (2 per layer) follow the hidden state among the outputs.
+    EXPECT_EQ(step.outputs.size(), 1u + 2 * 4);
+    EXPECT_EQ(ShapeToString(ShapeOf(step, step.outputs[1])), "1x4x65x64");
+    // Projections: exactly one token's worth of the prompt's; attention: one query row
+    // against 65 keys.
+    double lin_prompt = LocalMacs(prompt) - AttentionMacs(prompt);
+    double lin_step = LocalMacs(step) - AttentionMacs(step);
+    ExpectWithin(lin_step, lin_prompt / 64, 1e-9, "projection MACs per token");
+    ExpectWithin(AttentionMacs(step), 4 * 2.0 * 65 * 256, 1e-9, "attention MACs");
+    EXPECT_EQ(Params(step), Params(prompt));
+  }
+  Graph past = Build(spec + ",kv_cache=1,past=500");
+  EXPECT_EQ(ShapeToString(ShapeOf(past, "past_key_values.0.value")), "1x4x500x64");
+  EXPECT_TRUE(Has(ErrorOf(spec + ",past=10"), "key 'past' needs kv_cache=1"));
+  EXPECT_TRUE(Has(ErrorOf(spec + ",kv_cache=1,past=1024"), "key 'max_pos'"));
+  EXPECT_TRUE(Has(ErrorOf(spec + ",kv_cache=2"), "key 'kv_cache' must be 0 or 1"));
+}
+
+TEST(ArchSpecTest, GptLmHeadIsTiedInTorch) {
+  Graph torch = Build("gpt:layers=1,lm_head=1", {{"seq", 8}}, ArchFlavor::kTorch);
+  Graph no_head = Build("gpt:layers=1", {{"seq", 8}}, ArchFlavor::kTorch);
+  EXPECT_EQ(Params(torch), Params(no_head));  // shares wte.weight
+  EXPECT_EQ(ShapeToString(ShapeOf(torch, torch.outputs.back())), "1x8x50257");
+  ExpectWithin(LocalMacs(torch) - LocalMacs(no_head), 8.0 * 768 * 50257, 1e-9, "LM head MACs");
+}
+
+// ---- every family and flavor ----
+
+TEST(ArchSpecTest, EveryFamilyIsWellFormedInBothFlavorsAndDtypes) {
+  for (const char* spec : {"bert:layers=2", "gpt:layers=2", "gpt:layers=2,kv_cache=1",
+                           "resnet:depth=18", "resnet:depth=152", "mobilenet", "vit:layers=2"}) {
+    for (ArchFlavor f : {ArchFlavor::kOnnx, ArchFlavor::kTorch}) {
+      for (DType dt : {DType::kFloat32, DType::kFloat16}) {
+        Expected<Graph> g = BuildArchGraph(spec, {{"batch", 2}, {"seq", 16}}, f, dt);
+        ASSERT_TRUE(g.ok()) << spec << ": " << g.status().message();
+        SCOPED_TRACE(spec);
+        ExpectWellFormed(g.value());
+        EXPECT_FALSE(g->inputs.empty());
+        EXPECT_FALSE(g->outputs.empty());
+        EXPECT_EQ(g->source, spec);
+        for (const Op& op : g->ops) {
+          EXPECT_EQ(op.domain, f == ArchFlavor::kTorch ? "aten" : "");
+          EXPECT_EQ(op.name.rfind(op.scope + "/", 0), 0u) << op.name << " not in " << op.scope;
+        }
+        const TensorInfo* out = g->Find(g->outputs[0]);
+        EXPECT_EQ(out->dtype, dt);
+        EXPECT_EQ(out->shape[0].value, 2) << "batch not bound";
+      }
+    }
+  }
+}
+
+TEST(ArchSpecTest, ResnetErrorsNameTheKey) {
+  EXPECT_TRUE(Has(ErrorOf("resnet:depth=20"), "key 'depth' must be one of"));
+  EXPECT_TRUE(Has(ErrorOf("resnet:blocks=2-x-2"), "key 'blocks'"));
+  EXPECT_TRUE(Has(ErrorOf("resnet:blocks=2--2"), "key 'blocks'"));
+  EXPECT_TRUE(Has(ErrorOf("resnet:blocks=2-0-2"), "key 'blocks' must hold positive"));
+  EXPECT_TRUE(Has(ErrorOf("resnet:bottleneck=yes"), "key 'bottleneck' must be 0 or 1"));
+  EXPECT_TRUE(Has(ErrorOf("resnet:width=0"), "key 'width' must be positive"));
+  EXPECT_TRUE(Has(ErrorOf("resnet:layers=3"), "unknown key 'layers'"));
+}
+
 // ---- parser errors ----
-
-std::string ErrorOf(const std::string& spec, DimBindings dims = {}) {
-  Expected<Graph> g = BuildArchGraph(spec, dims, ArchFlavor::kOnnx);
-  EXPECT_FALSE(g.ok()) << spec << " should fail";
-  if (g.ok()) return "";
-  EXPECT_EQ(g.status().code(), ErrorCode::kInvalidInput) << g.status().message();
-  return g.status().message();
-}
-
-bool Has(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
 
 TEST(ArchSpecTest, UnknownFamilyIsNamed) {
   std::string m = ErrorOf("berta:layers=2");
