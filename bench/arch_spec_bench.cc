@@ -4,11 +4,19 @@
 //
 // items_per_second is architectures per second on one core (the benchmark is single
 // threaded). Target for BERT-base-sized specs: >= 10,000/s.
+//   BuildAndCount      fresh Graph per spec (BuildArchGraph) + MAC count from the shapes
+//   BuildIntoAndCount  the search-loop API (BuildArchGraphInto, storage reused) + MAC count
+//   BuildIntoAndComputeStats  reuse + the full inspect statistics (when graph_stats.h exists)
+//   BertSearchLoop     reuse, cycling through four different BERT-base-sized specs
 #include <benchmark/benchmark.h>
 
 #include <string>
 
 #include "graph/arch_spec.h"
+#if __has_include("graph/graph_stats.h")
+#include "graph/graph_stats.h"
+#define FTAX_ARCH_BENCH_STATS 1
+#endif
 
 namespace ftax {
 namespace {
@@ -63,6 +71,48 @@ void BuildOnly(benchmark::State& state, const std::string& spec, ArchFlavor flav
   state.SetItemsProcessed(state.iterations());
 }
 
+// The search-loop API: build into the same Graph each time, reusing its storage.
+void BuildIntoAndCount(benchmark::State& state, const std::string& spec, ArchFlavor flavor,
+                       DimBindings dims) {
+  Graph g;
+  double macs = 0;
+  for (auto _ : state) {
+    Status s = BuildArchGraphInto(spec, dims, flavor, DType::kFloat32, &g);
+    if (!s.ok()) {
+      state.SkipWithError(s.message().c_str());
+      return;
+    }
+    macs = CountMacs(g);
+    benchmark::DoNotOptimize(macs);
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["GMACs"] = macs / 1e9;
+}
+
+#ifdef FTAX_ARCH_BENCH_STATS
+// Build (reusing the graph) + the full `ftax inspect` statistics (ComputeStats: every op
+// through the counting registry, params, bytes, depth).
+void BuildIntoAndComputeStats(benchmark::State& state, const std::string& spec,
+                              ArchFlavor flavor, DimBindings dims) {
+  Graph g;
+  double macs = 0;
+  for (auto _ : state) {
+    Status s = BuildArchGraphInto(spec, dims, flavor, DType::kFloat32, &g);
+    Expected<GraphStats> st = ComputeStats(g);
+    if (!s.ok() || !st.ok()) {
+      state.SkipWithError("build or stats failed");
+      return;
+    }
+    macs = st->totals.macs;
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["GMACs"] = macs / 1e9;
+}
+BENCHMARK_CAPTURE(BuildIntoAndComputeStats, BertBase_onnx,
+                  "bert:layers=12,hidden=768,heads=12,ffn=3072", ArchFlavor::kOnnx,
+                  DimBindings{{"batch", 1}, {"seq", 128}});
+#endif
+
 // A search loop varies the candidate each time; cycle through a few BERT-base-sized specs.
 void BertSearchLoop(benchmark::State& state) {
   const char* specs[] = {
@@ -73,10 +123,15 @@ void BertSearchLoop(benchmark::State& state) {
   };
   size_t i = 0;
   double macs = 0;
+  Graph g;
+  const DimBindings dims = {{"batch", 1}, {"seq", 128}};
   for (auto _ : state) {
-    Expected<Graph> g = BuildArchGraph(specs[i++ % 4], {{"batch", 1}, {"seq", 128}},
-                                       ArchFlavor::kOnnx);
-    macs += CountMacs(g.value());
+    Status s = BuildArchGraphInto(specs[i++ % 4], dims, ArchFlavor::kOnnx, DType::kFloat32, &g);
+    if (!s.ok()) {
+      state.SkipWithError(s.message().c_str());
+      return;
+    }
+    macs += CountMacs(g);
   }
   benchmark::DoNotOptimize(macs);
   state.SetItemsProcessed(state.iterations());
@@ -90,6 +145,12 @@ BENCHMARK_CAPTURE(BuildAndCount, BertBase_torch, "bert:layers=12,hidden=768,head
                   ArchFlavor::kTorch, kBertDims);
 BENCHMARK_CAPTURE(BuildOnly, BertBase_onnx, "bert:layers=12,hidden=768,heads=12,ffn=3072",
                   ArchFlavor::kOnnx, kBertDims);
+BENCHMARK_CAPTURE(BuildIntoAndCount, BertBase_onnx, "bert:layers=12,hidden=768,heads=12,ffn=3072",
+                  ArchFlavor::kOnnx, kBertDims);
+BENCHMARK_CAPTURE(BuildIntoAndCount, BertBase_torch, "bert:layers=12,hidden=768,heads=12,ffn=3072",
+                  ArchFlavor::kTorch, kBertDims);
+BENCHMARK_CAPTURE(BuildIntoAndCount, ResNet50_onnx, "resnet:depth=50", ArchFlavor::kOnnx,
+                  DimBindings{});
 BENCHMARK(BertSearchLoop);
 
 }  // namespace

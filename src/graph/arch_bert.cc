@@ -58,7 +58,7 @@ std::string BertLayer(GraphBuilder& b, const BertConfig& c, int64_t B, int64_t S
         ctx = b.Op1("reshape", {ctx}, xd);
         b.SetInts("shape", xd);
       } else {
-        std::string shape = b.IntConst(split);
+        const std::string& shape = b.IntConst(split);
         auto to_heads = [&](const std::string& y, std::vector<int64_t> perm) {
           std::string r = b.Op1("Reshape", {y, shape}, split);
           Dims out = {split[perm[0]], split[perm[1]], split[perm[2]], split[perm[3]]};
@@ -126,9 +126,9 @@ Status BuildBert(const ArchParams& p, Graph* g) {
   g->ops.reserve(static_cast<size_t>(c.layers) * (torch ? 32 : 36) + 24);
   g->tensors.reserve(static_cast<size_t>(c.layers) * (torch ? 48 : 56) + 48);
 
-  std::string ids = b.Input("input_ids", DType::kInt64, {B, S});
-  std::string mask_in = b.Input("attention_mask", DType::kInt64, {B, S});
-  std::string types = b.Input("token_type_ids", DType::kInt64, {B, S});
+  const std::string& ids = b.Input("input_ids", DType::kInt64, {B, S});
+  const std::string& mask_in = b.Input("attention_mask", DType::kInt64, {B, S});
+  const std::string& types = b.Input("token_type_ids", DType::kInt64, {B, S});
   const Dims md = {B, 1, 1, S};
   const Dims xd = {B, S, H};
 
@@ -154,10 +154,10 @@ Status BuildBert(const ArchParams& p, Graph* g) {
   std::string x;
   {
     ScopeGuard e(b, "embeddings");
-    std::string pos_ids = b.Initializer("embeddings.position_ids", DType::kInt64, {1, S});
+    const std::string& pos_ids = b.Initializer("embeddings.position_ids", DType::kInt64, {1, S});
     auto embed = [&](const char* module, int64_t rows, const std::string& idx, const Dims& od) {
       ScopeGuard m(b, module);
-      std::string w = b.Weight("weight", {rows, H});
+      const std::string& w = b.Weight("weight", {rows, H});
       if (torch) return b.Op1("embedding", {w, idx}, od);
       std::string y = b.Op1("Gather", {w, idx}, od);
       b.SetInt("axis", 0);
@@ -188,9 +188,7 @@ Status BuildBert(const ArchParams& p, Graph* g) {
       b.SetInt("dim", 1);
       b.SetInt("index", 0);
     } else {
-      std::string zero = b.Initializer("const_i64_scalar_0", DType::kInt64, {});
-      g->tensors[zero].int_values = std::vector<int64_t>{0};
-      first = b.Op1("Gather", {x, zero}, {B, H});
+      first = b.Op1("Gather", {x, b.IntScalar(0)}, {B, H});
       b.SetInt("axis", 1);
     }
     std::string y = Linear(b, "dense", first, {B, H}, H);

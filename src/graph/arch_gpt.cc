@@ -31,8 +31,8 @@ std::string Conv1D(GraphBuilder& b, const std::string& module, const std::string
                    int64_t S, int64_t nx, int64_t nf) {
   ScopeGuard m(b, module);
   const bool torch = b.torch();
-  std::string w = b.Weight("weight", {nx, nf});
-  std::string bias = b.Weight("bias", {nf});
+  const std::string& w = b.Weight("weight", {nx, nf});
+  const std::string& bias = b.Weight("bias", {nf});
   const Dims flat = {B * S, nx}, flat_out = {B * S, nf}, out = {B, S, nf};
   if (torch) {
     std::string y = b.Op1("view", {x}, flat);
@@ -108,8 +108,8 @@ std::string Block(GraphBuilder& b, const GptConfig& c, int64_t i, int64_t B, int
     const Dims kv = {B, h, L, d};
     if (c.kv_cache) {
       const std::string n = std::to_string(i);
-      std::string pk = b.Input("past_key_values." + n + ".key", b.dtype(), {B, h, past, d});
-      std::string pv = b.Input("past_key_values." + n + ".value", b.dtype(), {B, h, past, d});
+      const std::string& pk = b.Input("past_key_values." + n + ".key", b.dtype(), {B, h, past, d});
+      const std::string& pv = b.Input("past_key_values." + n + ".value", b.dtype(), {B, h, past, d});
       k = b.Op1(torch ? "cat" : "Concat", {pk, k}, kv);
       b.SetInt(torch ? "dim" : "axis", -2);
       v = b.Op1(torch ? "cat" : "Concat", {pv, v}, kv);
@@ -119,7 +119,7 @@ std::string Block(GraphBuilder& b, const GptConfig& c, int64_t i, int64_t B, int
     }
     std::string ctx;
     if (torch) {
-      ctx = b.Op1("scaled_dot_product_attention", {q, k, v, std::string()}, heads);
+      ctx = b.Op1("scaled_dot_product_attention", {q, k, v, ""}, heads);
       b.SetFloat("dropout_p", 0.0);
       b.SetInt("is_causal", S > 1 ? 1 : 0);
       ctx = b.Op1("transpose", {ctx}, split);
@@ -137,8 +137,7 @@ std::string Block(GraphBuilder& b, const GptConfig& c, int64_t i, int64_t B, int
       std::string s = b.Op1("MatMul", {q, k}, sd);
       s = b.Op1("Div", {s, b.ScalarConst("sqrt_head_dim")}, sd);
       // causal_mask = bias[:, :, past:past+S, :L] (a constant once shapes are static).
-      std::string causal = "const_causal_mask";
-      if (!b.graph().Find(causal)) b.Initializer(causal, DType::kBool, {1, 1, S, L});
+      const std::string& causal = b.Initializer("const_causal_mask", DType::kBool, {1, 1, S, L});
       s = b.Op1("Where", {causal, s, b.ScalarConst("finfo_min")}, sd);
       s = b.Op1("Add", {s, mask}, sd);
       s = b.Op1("Softmax", {s}, sd);
@@ -195,7 +194,7 @@ Status BuildGpt(const ArchParams& p, Graph* g) {
   GraphBuilder b(g, p.dtype, torch ? "aten" : "");
   g->ops.reserve(static_cast<size_t>(c.layers) * 48 + 24);
   const Dims xd = {B, S, H};
-  std::string ids = b.Input("input_ids", DType::kInt64, {B, S});
+  const std::string& ids = b.Input("input_ids", DType::kInt64, {B, S});
   std::string mask;
   if (!torch) {
     // attention_mask.view(B, -1)[:, None, None, :], cast, (1 - mask) * finfo.min
@@ -209,12 +208,12 @@ Status BuildGpt(const ArchParams& p, Graph* g) {
     mask = b.Op1("Sub", {b.ScalarConst("one"), mask}, md);
     mask = b.Op1("Mul", {mask, b.ScalarConst("finfo_min")}, md);
   }
-  std::string pos = b.Initializer("position_ids", DType::kInt64, {1, S});
+  const std::string& pos = b.Initializer("position_ids", DType::kInt64, {1, S});
   std::string wte_w;
   auto embed = [&](const char* module, int64_t rows, const std::string& idx, const Dims& od,
                    std::string* weight) {
     ScopeGuard m(b, module);
-    std::string w = b.Weight("weight", {rows, H});
+    const std::string& w = b.Weight("weight", {rows, H});
     if (weight) *weight = w;
     if (torch) return b.Op1("embedding", {w, idx}, od);
     std::string y = b.Op1("Gather", {w, idx}, od);
@@ -241,7 +240,7 @@ Status BuildGpt(const ArchParams& p, Graph* g) {
     ScopeGuard m(b, "lm_head");
     const Dims ld = {B, S, c.vocab};
     if (torch) {
-      x = b.Op1("linear", {x, wte_w, std::string()}, ld);  // tied to wte.weight
+      x = b.Op1("linear", {x, wte_w, ""}, ld);  // tied to wte.weight
     } else {
       // The exporter folds the transpose of the tied weight into a second initializer.
       x = b.Op1("MatMul", {x, b.Weight("weight", {H, c.vocab})}, ld);

@@ -74,6 +74,9 @@ std::string KeyNames(const FamilyInfo& f) {
   return out;
 }
 
+Status BuildInto(const std::string& spec, const DimBindings& dims, ArchFlavor flavor, DType dtype,
+                 Graph* graph);
+
 constexpr int64_t kMaxBatch = int64_t{1} << 20;
 constexpr int64_t kMaxSeq = int64_t{1} << 20;
 
@@ -105,6 +108,23 @@ Expected<Graph> BuildArchGraph(const std::string& spec, const DimBindings& dims,
 
 Expected<Graph> BuildArchGraph(const std::string& spec, const DimBindings& dims, ArchFlavor flavor,
                                DType dtype) {
+  Graph g;
+  Status s = BuildArchGraphInto(spec, dims, flavor, dtype, &g);
+  if (!s.ok()) return s;
+  return g;
+}
+
+Status BuildArchGraphInto(const std::string& spec, const DimBindings& dims, ArchFlavor flavor,
+                          DType dtype, Graph* graph) {
+  Status s = BuildInto(spec, dims, flavor, dtype, graph);
+  if (!s.ok()) *graph = Graph();
+  return s;
+}
+
+namespace {
+
+Status BuildInto(const std::string& spec, const DimBindings& dims, ArchFlavor flavor, DType dtype,
+                 Graph* graph) {
   ArchParams p;
   p.spec = spec;
   p.flavor = flavor;
@@ -182,17 +202,19 @@ Expected<Graph> BuildArchGraph(const std::string& spec, const DimBindings& dims,
     if (!s.ok()) return s;
   }
 
-  Graph g;
-  g.name = family->name;
-  g.source = spec;
-  if (flavor == ArchFlavor::kOnnx) g.opset[""] = 17;
-  s = family->build(p, &g);
+  graph->name = family->name;
+  graph->source = spec;
+  graph->opset.clear();
+  if (flavor == ArchFlavor::kOnnx) graph->opset[""] = 17;
+  s = family->build(p, graph);
   if (!s.ok()) {
     if (s.message().rfind("arch spec '", 0) == 0) return s;
     return s.WithContext("arch spec '" + spec + "'");
   }
-  return g;
+  return Status::Ok();
 }
+
+}  // namespace
 
 std::string ArchSpecHelp() {
   std::string out =

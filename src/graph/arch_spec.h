@@ -45,6 +45,20 @@ Expected<Graph> BuildArchGraph(const std::string& spec, const DimBindings& dims,
 Expected<Graph> BuildArchGraph(const std::string& spec, const DimBindings& dims,
                                ArchFlavor flavor, DType dtype);
 
+// For search loops: builds into `*graph`, reusing the storage a previous build left there
+// (op slots, tensor-map nodes, name strings), so repeated builds allocate almost nothing.
+// `*graph` must be empty or hold an earlier result of BuildArchGraph/BuildArchGraphInto (not a
+// graph from a file loader: only the fields a build sets are reset); it is overwritten whole.
+// On error it is left empty.
+//
+//   Graph g;
+//   for (const std::string& spec : candidates) {
+//     if (!BuildArchGraphInto(spec, dims, ArchFlavor::kOnnx, DType::kFloat16, &g).ok()) continue;
+//     Score(g);
+//   }
+Status BuildArchGraphInto(const std::string& spec, const DimBindings& dims, ArchFlavor flavor,
+                          DType dtype, Graph* graph);
+
 // One line per family with its keys and defaults, for --help and docs.
 std::string ArchSpecHelp();
 

@@ -71,12 +71,7 @@ std::string SelfAttention(GraphBuilder& b, const VitConfig& c, int64_t B, int64_
       b.SetInt("dim", 0);
       b.SetInt("index", i);
     } else {
-      std::string idx = "const_i64_scalar_" + std::to_string(i);
-      if (!b.graph().Find(idx)) {
-        b.Initializer(idx, DType::kInt64, {});
-        b.graph().tensors[idx].int_values = std::vector<int64_t>{i};
-      }
-      qkv[i] = b.Op1("Gather", {proj, idx}, sbe);
+      qkv[i] = b.Op1("Gather", {proj, b.IntScalar(i)}, sbe);
       b.SetInt("axis", 0);
     }
   }
@@ -96,14 +91,16 @@ std::string SelfAttention(GraphBuilder& b, const VitConfig& c, int64_t B, int64_
     }
   }
   for (auto& y : qkv) {
-    y = b.Op1(torch ? "view" : "Reshape", torch ? std::vector<std::string>{y}
-                                                : std::vector<std::string>{y, b.IntConst(v3)},
-              v3);
-    if (torch) b.SetInts("size", v3);
+    if (torch) {
+      y = b.Op1("view", {y}, v3);
+      b.SetInts("size", v3);
+    } else {
+      y = b.Op1("Reshape", {y, b.IntConst(v3)}, v3);
+    }
   }
   std::string ctx;
   if (torch) {
-    ctx = b.Op1("scaled_dot_product_attention", {qkv[0], qkv[1], qkv[2], std::string()}, v3);
+    ctx = b.Op1("scaled_dot_product_attention", {qkv[0], qkv[1], qkv[2], ""}, v3);
     b.SetFloat("dropout_p", 0.0);
     b.SetInt("is_causal", 0);
   } else {
@@ -184,7 +181,7 @@ Status BuildVit(const ArchParams& p, Graph* g) {
     x = b.Op1("Transpose", {x}, {B, P, E});
     b.SetInts("perm", {0, 2, 1});
   }
-  std::string cls = b.Weight("class_token", {1, 1, E});
+  std::string cls = b.Weight("class_token", {1, 1, E});  // a copy: reassigned below
   if (torch) {
     cls = b.Op1("expand", {cls}, {B, 1, E});
     b.SetInts("size", {B, -1, -1});
@@ -231,12 +228,7 @@ Status BuildVit(const ArchParams& p, Graph* g) {
     b.SetInt("dim", 1);
     b.SetInt("index", 0);
   } else {
-    std::string zero = "const_i64_scalar_0";
-    if (!g->Find(zero)) {
-      b.Initializer(zero, DType::kInt64, {});
-      g->tensors[zero].int_values = std::vector<int64_t>{0};
-    }
-    x = b.Op1("Gather", {x, zero}, {B, E});
+    x = b.Op1("Gather", {x, b.IntScalar(0)}, {B, E});
     b.SetInt("axis", 1);
   }
   {

@@ -4,16 +4,34 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
+#include <map>
 
 namespace ftax {
 namespace arch {
 
 GraphBuilder::GraphBuilder(Graph* graph, DType dtype, std::string domain)
-    : g_(graph), dtype_(dtype), domain_(std::move(domain)) {
+    : g_(graph), dtype_(dtype), domain_(std::move(domain)), torch_(domain_ == "aten") {
   frames_.resize(8);
+  // Reuse what a previous build left: tensor nodes go to the pool, ops are overwritten.
+  if (!g_->tensors.empty()) {
+    pool_.reserve(g_->tensors.size());
+    while (!g_->tensors.empty()) pool_.push_back(g_->tensors.extract(g_->tensors.begin()));
+  }
+  g_->inputs.clear();
+  g_->outputs.clear();
+  g_->warnings.clear();
 }
 
-void GraphBuilder::Push(const std::string& component) {
+void GraphBuilder::Finish() {
+  if (finished_) return;
+  finished_ = true;
+  if (op_count_ > 0) CloseOp();
+  if (g_->ops.size() > op_count_) g_->ops.resize(op_count_);
+  pool_.clear();
+}
+
+void GraphBuilder::Push(std::string_view component) {
   ++depth_;
   if (depth_ >= frames_.size()) frames_.resize(depth_ + 1);
   Frame& f = frames_[depth_];
@@ -34,7 +52,7 @@ void GraphBuilder::Pop() {
   --depth_;
 }
 
-std::string GraphBuilder::NextName() {
+void GraphBuilder::NextName() {
   char buf[24];
   char* p = buf + sizeof(buf);
   int64_t v = next_value_++;
@@ -43,20 +61,41 @@ std::string GraphBuilder::NextName() {
     v /= 10;
   } while (v);
   *--p = '%';
-  return std::string(p, buf + sizeof(buf));
+  name_buf_.assign(p, buf + sizeof(buf));
 }
 
-TensorInfo& GraphBuilder::NewTensor(std::string name, DType dt, const Dims& dims) {
-  auto [it, inserted] = g_->tensors.try_emplace(std::move(name));
+TensorInfo& GraphBuilder::NewTensor(std::string_view name, DType dt, const Dims& dims) {
+  std::unordered_map<std::string, TensorInfo>::iterator it;
+  bool inserted = false;
+  if (!pool_.empty()) {
+    auto node = std::move(pool_.back());
+    pool_.pop_back();
+    node.key().assign(name.data(), name.size());
+    // Reset the fields a build sets (a reused graph comes from an earlier build, which set
+    // no others), keeping the string and shape buffers.
+    TensorInfo& old = node.mapped();
+    old.is_initializer = false;
+    old.is_graph_input = false;
+    old.int_values.reset();
+    auto r = g_->tensors.insert(std::move(node));
+    it = r.position;
+    inserted = r.inserted;
+  } else {
+    auto r = g_->tensors.try_emplace(std::string(name));
+    it = r.first;
+    inserted = r.second;
+  }
   TensorInfo& t = it->second;
   if (!inserted && status_.ok()) status_ = Internal("tensor '" + it->first + "' made twice");
-  t.name = it->first;
+  t.name.assign(name.data(), name.size());
   t.dtype = dt;
   t.has_shape = true;
   t.shape.resize(dims.size());
   int64_t n = 1;
   for (size_t i = 0; i < dims.size(); ++i) {
-    t.shape[i].value = dims[i];
+    Dim& d = t.shape[i];
+    d.value = dims[i];
+    d.symbol.clear();
     if (status_.ok() && (dims[i] < 0 || __builtin_mul_overflow(n, dims[i], &n))) {
       status_ = InvalidInput("tensor '" + t.name + "' would have more elements than int64 holds");
     }
@@ -64,59 +103,93 @@ TensorInfo& GraphBuilder::NewTensor(std::string name, DType dt, const Dims& dims
   return t;
 }
 
-std::string GraphBuilder::Input(const std::string& name, DType dt, const Dims& dims) {
-  NewTensor(name, dt, dims).is_graph_input = true;
-  g_->inputs.push_back(name);
-  return name;
+const std::string& GraphBuilder::Input(std::string_view name, DType dt, const Dims& dims) {
+  TensorInfo& t = NewTensor(name, dt, dims);
+  t.is_graph_input = true;
+  g_->inputs.push_back(t.name);
+  return t.name;
 }
 
-std::string GraphBuilder::Weight(const std::string& leaf, const Dims& dims) {
-  std::string name;
-  name.reserve(param_prefix_.size() + 1 + leaf.size());
-  name += param_prefix_;
-  if (!name.empty()) name += '.';
-  name += leaf;
-  TensorInfo& t = NewTensor(std::move(name), dtype_, dims);
+const std::string& GraphBuilder::Weight(std::string_view leaf, const Dims& dims) {
+  name_buf_.assign(param_prefix_);
+  if (!name_buf_.empty()) name_buf_ += '.';
+  name_buf_ += leaf;
+  TensorInfo& t = NewTensor(name_buf_, dtype_, dims);
   t.is_initializer = true;
   return t.name;
 }
 
-std::string GraphBuilder::Initializer(const std::string& name, DType dt, const Dims& dims) {
-  auto it = g_->tensors.find(name);
-  if (it != g_->tensors.end()) return name;
-  NewTensor(name, dt, dims).is_initializer = true;
-  return name;
+const std::string& GraphBuilder::Initializer(std::string_view name, DType dt, const Dims& dims) {
+  name_buf_.assign(name.data(), name.size());
+  auto it = g_->tensors.find(name_buf_);
+  if (it != g_->tensors.end()) return it->second.name;
+  TensorInfo& t = NewTensor(name, dt, dims);
+  t.is_initializer = true;
+  return t.name;
 }
 
-std::string GraphBuilder::IntConst(const std::vector<int64_t>& values) {
+const std::string& GraphBuilder::IntConst(const Dims& values) {
+  for (const auto& [v, name] : int_consts_) {
+    if (v == values) return *name;
+  }
   std::string name = "const_i64";
   for (int64_t v : values) {
     name += '_';
     if (v < 0) name += 'm';
     name += std::to_string(v < 0 ? -v : v);
   }
-  auto it = g_->tensors.find(name);
-  if (it != g_->tensors.end()) return name;
   TensorInfo& t = NewTensor(name, DType::kInt64, {static_cast<int64_t>(values.size())});
   t.is_initializer = true;
-  t.int_values = values;
-  return name;
+  t.int_values = values.vec();
+  int_consts_.emplace_back(values, &t.name);
+  return t.name;
 }
 
-std::string GraphBuilder::ScalarConst(const std::string& key) {
-  std::string name = "const_" + key;
-  auto it = g_->tensors.find(name);
-  if (it != g_->tensors.end()) return name;
-  NewTensor(name, dtype_, {}).is_initializer = true;
-  return name;
+const std::string& GraphBuilder::IntScalar(int64_t value) {
+  for (const auto& [v, name] : int_scalars_) {
+    if (v == value) return *name;
+  }
+  std::string name = "const_i64_scalar_" + std::string(value < 0 ? "m" : "") +
+                     std::to_string(value < 0 ? -value : value);
+  TensorInfo& t = NewTensor(name, DType::kInt64, {});
+  t.is_initializer = true;
+  t.int_values = std::vector<int64_t>{value};
+  int_scalars_.emplace_back(value, &t.name);
+  return t.name;
 }
 
-Op& GraphBuilder::NewOp(const char* type, std::vector<std::string> inputs) {
-  g_->ops.emplace_back();
-  Op& op = g_->ops.back();
-  op.type = type;
-  op.domain = domain_;
-  op.scope = scope_;
+const std::string& GraphBuilder::ScalarConst(const char* key) {
+  for (const auto& [k, name] : scalars_) {
+    if (k == key || std::strcmp(k, key) == 0) return *name;
+  }
+  TensorInfo& t = NewTensor(std::string("const_") + key, dtype_, {});
+  t.is_initializer = true;
+  scalars_.emplace_back(key, &t.name);
+  return t.name;
+}
+
+void GraphBuilder::CloseOp() {
+  Op& op = last();
+  if (op.attrs.size() == attrs_set_.size()) return;
+  // A reused slot kept attributes this build did not set.
+  for (auto it = op.attrs.begin(); it != op.attrs.end();) {
+    bool set = false;
+    for (const char* k : attrs_set_) set = set || it->first == k;
+    it = set ? std::next(it) : op.attrs.erase(it);
+  }
+}
+
+Op& GraphBuilder::NewOp(const char* type, Inputs inputs) {
+  if (op_count_ > 0) CloseOp();
+  attrs_set_.clear();
+  if (op_count_ == g_->ops.size()) g_->ops.emplace_back();
+  Op& op = g_->ops[op_count_++];
+  // A reused slot: the fields a build sets are overwritten below; reset the rest (an earlier
+  // build set no others).
+  op.repeat = 1.0;
+  op.type.assign(type);
+  if (op.domain != domain_) op.domain = domain_;
+  op.scope.assign(scope_);
   int n = 0;
   auto& counts = frames_[depth_].counts;
   bool found = false;
@@ -129,60 +202,86 @@ Op& GraphBuilder::NewOp(const char* type, std::vector<std::string> inputs) {
   }
   if (!found) counts.emplace_back(type, 1);
   std::string& name = op.name;
-  name.reserve(scope_.size() + 1 + op.type.size() + (n ? 4 : 0));
-  name += scope_;
+  name.assign(scope_);
   name += '/';
   name += op.type;
   if (n > 0) {
     name += '_';
     name += std::to_string(n);
   }
-  op.inputs = std::move(inputs);
+  op.inputs.resize(inputs.size());
+  size_t i = 0;
+  for (std::string_view in : inputs) op.inputs[i++].assign(in.data(), in.size());
   return op;
 }
 
-std::string GraphBuilder::Op1(const char* type, std::vector<std::string> inputs, const Dims& out) {
-  return Op1(type, std::move(inputs), out, dtype_);
+const std::string& GraphBuilder::Op1(const char* type, Inputs inputs, const Dims& out) {
+  return Op1(type, inputs, out, dtype_);
 }
 
-std::string GraphBuilder::Op1(const char* type, std::vector<std::string> inputs, const Dims& out,
-                              DType dt) {
-  Op& op = NewOp(type, std::move(inputs));
-  TensorInfo& t = NewTensor(NextName(), dt, out);
-  op.outputs.push_back(t.name);
+const std::string& GraphBuilder::Op1(const char* type, Inputs inputs, const Dims& out, DType dt) {
+  Op& op = NewOp(type, inputs);
+  NextName();
+  TensorInfo& t = NewTensor(name_buf_, dt, out);
+  op.outputs.resize(1);
+  op.outputs[0].assign(t.name);
   return t.name;
 }
 
-std::vector<std::string> GraphBuilder::OpN(const char* type, std::vector<std::string> inputs,
-                                           const std::vector<Dims>& outs) {
-  Op& op = NewOp(type, std::move(inputs));
-  op.outputs.reserve(outs.size());
-  for (const Dims& d : outs) op.outputs.push_back(NewTensor(NextName(), dtype_, d).name);
+std::vector<std::string> GraphBuilder::OpN(const char* type, Inputs inputs,
+                                           std::initializer_list<Dims> outs) {
+  Op& op = NewOp(type, inputs);
+  op.outputs.resize(outs.size());
+  size_t i = 0;
+  for (const Dims& d : outs) {
+    NextName();
+    op.outputs[i++].assign(NewTensor(name_buf_, dtype_, d).name);
+  }
   return op.outputs;
 }
 
+Attribute& GraphBuilder::Attr(const char* key) {
+  attrs_set_.push_back(key);
+  Op& op = last();
+  auto it = op.attrs.find(key);
+  if (it == op.attrs.end()) it = op.attrs.emplace(key, Attribute()).first;
+  return it->second;
+}
+
 void GraphBuilder::SetInt(const char* key, int64_t v) {
-  Attribute& a = last().attrs[key];
+  Attribute& a = Attr(key);
   a.kind = Attribute::Kind::kInt;
   a.i = v;
 }
 
 void GraphBuilder::SetFloat(const char* key, double v) {
-  Attribute& a = last().attrs[key];
+  Attribute& a = Attr(key);
   a.kind = Attribute::Kind::kFloat;
   a.f = v;
 }
 
-void GraphBuilder::SetInts(const char* key, std::vector<int64_t> v) {
-  Attribute& a = last().attrs[key];
+void GraphBuilder::SetInts(const char* key, std::initializer_list<int64_t> v) {
+  Attribute& a = Attr(key);
   a.kind = Attribute::Kind::kInts;
-  a.ints = std::move(v);
+  a.ints.assign(v.begin(), v.end());
 }
 
-void GraphBuilder::SetString(const char* key, std::string v) {
-  Attribute& a = last().attrs[key];
+void GraphBuilder::SetInts(const char* key, const std::vector<int64_t>& v) {
+  Attribute& a = Attr(key);
+  a.kind = Attribute::Kind::kInts;
+  a.ints.assign(v.begin(), v.end());
+}
+
+void GraphBuilder::SetInts(const char* key, const Dims& v) {
+  Attribute& a = Attr(key);
+  a.kind = Attribute::Kind::kInts;
+  a.ints.assign(v.begin(), v.end());
+}
+
+void GraphBuilder::SetString(const char* key, const char* v) {
+  Attribute& a = Attr(key);
   a.kind = Attribute::Kind::kString;
-  a.s = std::move(v);
+  a.s.assign(v);
 }
 
 // ---- spec values ----
@@ -304,7 +403,7 @@ namespace arch {
 
 namespace {
 struct MaybeScope {
-  MaybeScope(GraphBuilder& b, const std::string& m) : b_(b), on_(!m.empty()) {
+  MaybeScope(GraphBuilder& b, std::string_view m) : b_(b), on_(!m.empty()) {
     if (on_) b_.Push(m);
   }
   ~MaybeScope() {
@@ -315,39 +414,37 @@ struct MaybeScope {
 };
 }  // namespace
 
-std::string Linear(GraphBuilder& b, const std::string& module, const std::string& x,
+std::string Linear(GraphBuilder& b, std::string_view module, const std::string& x,
                    const Dims& xd, int64_t out_features, bool bias) {
   MaybeScope s(b, module);
   const int64_t in = xd.empty() ? 0 : xd.back();
   Dims yd = xd;
   if (!yd.empty()) yd.back() = out_features;
   if (b.torch()) {
-    std::string w = b.Weight("weight", {out_features, in});
-    std::string bb = bias ? b.Weight("bias", {out_features}) : std::string();
-    return b.Op1("linear", {x, w, bb}, yd);
+    const std::string& w = b.Weight("weight", {out_features, in});
+    if (!bias) return b.Op1("linear", {x, w, ""}, yd);
+    return b.Op1("linear", {x, w, b.Weight("bias", {out_features})}, yd);
   }
   if (xd.size() == 2) {
-    std::string w = b.Weight("weight", {out_features, in});
-    std::vector<std::string> ins = {x, w};
-    if (bias) ins.push_back(b.Weight("bias", {out_features}));
-    std::string y = b.Op1("Gemm", std::move(ins), yd);
+    const std::string& w = b.Weight("weight", {out_features, in});
+    std::string y = bias ? b.Op1("Gemm", {x, w, b.Weight("bias", {out_features})}, yd)
+                         : b.Op1("Gemm", {x, w}, yd);
     b.SetFloat("alpha", 1.0);
     b.SetFloat("beta", 1.0);
     b.SetInt("transB", 1);
     return y;
   }
-  std::string w = b.Weight("weight", {in, out_features});
-  std::string y = b.Op1("MatMul", {x, w}, yd);
+  std::string y = b.Op1("MatMul", {x, b.Weight("weight", {in, out_features})}, yd);
   if (!bias) return y;
   return b.Op1("Add", {y, b.Weight("bias", {out_features})}, yd);
 }
 
-std::string LayerNorm(GraphBuilder& b, const std::string& module, const std::string& x,
+std::string LayerNorm(GraphBuilder& b, std::string_view module, const std::string& x,
                       const Dims& xd, double eps) {
   MaybeScope s(b, module);
   const int64_t n = xd.empty() ? 0 : xd.back();
-  std::string w = b.Weight("weight", {n});
-  std::string bias = b.Weight("bias", {n});
+  const std::string& w = b.Weight("weight", {n});
+  const std::string& bias = b.Weight("bias", {n});
   if (b.torch()) {
     std::string y = b.Op1("layer_norm", {x, w, bias}, xd);
     b.SetInts("normalized_shape", {n});
@@ -360,7 +457,7 @@ std::string LayerNorm(GraphBuilder& b, const std::string& module, const std::str
   return y;
 }
 
-std::string Gelu(GraphBuilder& b, const std::string& module, const std::string& x,
+std::string Gelu(GraphBuilder& b, std::string_view module, const std::string& x,
                  const Dims& xd) {
   MaybeScope s(b, module);
   if (b.torch()) {
@@ -375,7 +472,7 @@ std::string Gelu(GraphBuilder& b, const std::string& module, const std::string& 
   return b.Op1("Mul", {m, b.ScalarConst("half")}, xd);
 }
 
-std::string Dropout(GraphBuilder& b, const std::string& module, const std::string& x,
+std::string Dropout(GraphBuilder& b, std::string_view module, const std::string& x,
                     const Dims& xd, double p) {
   if (!b.torch()) return x;
   MaybeScope s(b, module);
@@ -421,7 +518,7 @@ void SetConvAttrs(GraphBuilder& b, int64_t kernel, int64_t stride, int64_t pad, 
 }
 }  // namespace
 
-std::string ConvBn(GraphBuilder& b, const std::string& conv, const std::string& bn,
+std::string ConvBn(GraphBuilder& b, std::string_view conv, std::string_view bn,
                    const std::string& x, const Dims& xd, int64_t out_channels, int64_t kernel,
                    int64_t stride, int64_t pad, int64_t groups, Dims* yd) {
   const int64_t ho = ConvOut(xd[2], kernel, stride, pad), wo = ConvOut(xd[3], kernel, stride, pad);
@@ -429,8 +526,8 @@ std::string ConvBn(GraphBuilder& b, const std::string& conv, const std::string& 
   const Dims wd = {out_channels, xd[1] / groups, kernel, kernel};
   if (!b.torch()) {
     ScopeGuard s(b, conv);
-    std::string w = b.Weight("weight", wd);
-    std::string bias = b.Weight("bias", {out_channels});
+    const std::string& w = b.Weight("weight", wd);
+    const std::string& bias = b.Weight("bias", {out_channels});
     std::string y = b.Op1("Conv", {x, w, bias}, *yd);
     SetConvAttrs(b, kernel, stride, pad, groups);
     return y;
@@ -438,16 +535,15 @@ std::string ConvBn(GraphBuilder& b, const std::string& conv, const std::string& 
   std::string y;
   {
     ScopeGuard s(b, conv);
-    std::string w = b.Weight("weight", wd);
-    y = b.Op1("conv2d", {x, w, std::string()}, *yd);
+    y = b.Op1("conv2d", {x, b.Weight("weight", wd), ""}, *yd);
     SetConvAttrs(b, kernel, stride, pad, groups);
   }
   ScopeGuard s(b, bn);
   const Dims cd = {out_channels};
-  std::string w = b.Weight("weight", cd);
-  std::string bias = b.Weight("bias", cd);
-  std::string mean = b.Weight("running_mean", cd);
-  std::string var = b.Weight("running_var", cd);
+  const std::string& w = b.Weight("weight", cd);
+  const std::string& bias = b.Weight("bias", cd);
+  const std::string& mean = b.Weight("running_mean", cd);
+  const std::string& var = b.Weight("running_var", cd);
   y = b.Op1("batch_norm", {y, w, bias, mean, var}, *yd);
   b.SetInt("training", 0);
   b.SetFloat("momentum", 0.1);
@@ -455,26 +551,26 @@ std::string ConvBn(GraphBuilder& b, const std::string& conv, const std::string& 
   return y;
 }
 
-std::string ConvBias(GraphBuilder& b, const std::string& module, const std::string& x,
+std::string ConvBias(GraphBuilder& b, std::string_view module, const std::string& x,
                      const Dims& xd, int64_t out_channels, int64_t kernel, int64_t stride,
                      int64_t pad, Dims* yd) {
   *yd = {xd[0], out_channels, ConvOut(xd[2], kernel, stride, pad),
          ConvOut(xd[3], kernel, stride, pad)};
   ScopeGuard s(b, module);
-  std::string w = b.Weight("weight", {out_channels, xd[1], kernel, kernel});
-  std::string bias = b.Weight("bias", {out_channels});
+  const std::string& w = b.Weight("weight", {out_channels, xd[1], kernel, kernel});
+  const std::string& bias = b.Weight("bias", {out_channels});
   std::string y = b.Op1(b.torch() ? "conv2d" : "Conv", {x, w, bias}, *yd);
   SetConvAttrs(b, kernel, stride, pad, 1);
   return y;
 }
 
-std::string Relu(GraphBuilder& b, const std::string& module, const std::string& x,
+std::string Relu(GraphBuilder& b, std::string_view module, const std::string& x,
                  const Dims& xd) {
   MaybeScope s(b, module);
   return b.Op1(b.torch() ? "relu" : "Relu", {x}, xd);
 }
 
-std::string Relu6(GraphBuilder& b, const std::string& module, const std::string& x,
+std::string Relu6(GraphBuilder& b, std::string_view module, const std::string& x,
                   const Dims& xd) {
   MaybeScope s(b, module);
   if (b.torch()) {

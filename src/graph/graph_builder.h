@@ -13,11 +13,15 @@
 //   b.Push("encoder"); b.Push("layer.0");
 //   std::string y = b.Op1("MatMul", {x, w}, {batch, seq, 768});
 //   b.Pop(); b.Pop();
+//
+// Names returned as `const std::string&` live in the graph's tensor map and stay valid while
+// the builder runs; copy them into a std::string to keep them across further ops anyway.
 #pragma once
 
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -29,54 +33,99 @@
 namespace ftax {
 namespace arch {
 
-using Dims = std::vector<int64_t>;
+// Concrete dims with inline storage (no heap allocation for the temporaries the generators
+// pass around). At most kMax dims.
+class Dims {
+ public:
+  static constexpr size_t kMax = 8;
+  Dims() = default;
+  Dims(std::initializer_list<int64_t> l) {
+    for (int64_t v : l) push_back(v);
+  }
+  size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  int64_t& operator[](size_t i) { return v_[i]; }
+  int64_t operator[](size_t i) const { return v_[i]; }
+  int64_t& back() { return v_[n_ - 1]; }
+  int64_t back() const { return v_[n_ - 1]; }
+  const int64_t* begin() const { return v_; }
+  const int64_t* end() const { return v_ + n_; }
+  void push_back(int64_t v) {
+    if (n_ < kMax) v_[n_++] = v;
+  }
+  std::vector<int64_t> vec() const { return std::vector<int64_t>(begin(), end()); }
+  bool operator==(const Dims& o) const {
+    if (n_ != o.n_) return false;
+    for (size_t i = 0; i < n_; ++i)
+      if (v_[i] != o.v_[i]) return false;
+    return true;
+  }
+
+ private:
+  int64_t v_[kMax] = {};
+  size_t n_ = 0;
+};
+
+using Inputs = std::initializer_list<std::string_view>;
 
 class GraphBuilder {
  public:
-  // `domain` is given to every op ("" for ONNX, "aten" for the torch flavor); `dtype` is the
-  // floating type of weights and activations.
+  // Builds into `graph`, which must be empty or hold an earlier build of a GraphBuilder (only
+  // the fields a build sets are reset): its ops, tensor-map nodes and strings are reused, so a search loop that builds into
+  // the same Graph again and again allocates almost nothing. `domain` is given to every op
+  // ("" for ONNX, "aten" for the torch flavor); `dtype` is the floating type of weights and
+  // activations.
   GraphBuilder(Graph* graph, DType dtype, std::string domain);
+  // Drops what the previous build left and was not reused.
+  ~GraphBuilder() { Finish(); }
+  GraphBuilder(const GraphBuilder&) = delete;
+  GraphBuilder& operator=(const GraphBuilder&) = delete;
 
   Graph& graph() { return *g_; }
   DType dtype() const { return dtype_; }
   const std::string& domain() const { return domain_; }
-  bool torch() const { return domain_ == "aten"; }
+  bool torch() const { return torch_; }
 
   // Module scope: Push("encoder") enters "/encoder", Pop() leaves it. A scope must not be
   // entered twice (op names restart their "_N" count per entry); a module called twice gets
   // the exporter's second scope name ("relu_1").
-  void Push(const std::string& component);
+  void Push(std::string_view component);
   void Pop();
   const std::string& scope() const { return scope_; }
   // The module path in weight style: "encoder.layer.0" for scope "/encoder/layer.0".
   const std::string& param_prefix() const { return param_prefix_; }
 
   // A graph input (not an initializer).
-  std::string Input(const std::string& name, DType dt, const Dims& dims);
+  const std::string& Input(std::string_view name, DType dt, const Dims& dims);
   // A weight of the builder's dtype, named `param_prefix() + "." + leaf`.
-  std::string Weight(const std::string& leaf, const Dims& dims);
+  const std::string& Weight(std::string_view leaf, const Dims& dims);
   // An initializer with an explicit full name and dtype (shared: a second call with the same
   // name returns the existing tensor).
-  std::string Initializer(const std::string& name, DType dt, const Dims& dims);
-  // A small int64 constant (Reshape shapes, axes), shared by value; keeps int_values.
-  std::string IntConst(const std::vector<int64_t>& values);
+  const std::string& Initializer(std::string_view name, DType dt, const Dims& dims);
+  // A small int64 constant of rank 1 (Reshape shapes, axes), shared by value; keeps
+  // int_values.
+  const std::string& IntConst(const Dims& values);
+  // An int64 scalar (Gather index), shared by value; keeps int_values.
+  const std::string& IntScalar(int64_t value);
   // A scalar constant of the builder's dtype, shared by `key` (e.g. "sqrt_head_dim").
-  std::string ScalarConst(const std::string& key);
+  const std::string& ScalarConst(const char* key);
 
   // Appends an op of `type` in the current scope with one output of `out` dims (dtype:
-  // the builder's unless given). Returns the output tensor's name.
-  std::string Op1(const char* type, std::vector<std::string> inputs, const Dims& out);
-  std::string Op1(const char* type, std::vector<std::string> inputs, const Dims& out, DType dt);
-  // Appends an op with several outputs; returns their names.
-  std::vector<std::string> OpN(const char* type, std::vector<std::string> inputs,
-                               const std::vector<Dims>& outs);
+  // the builder's unless given). Returns the output tensor's name. An empty input marks an
+  // omitted optional input.
+  const std::string& Op1(const char* type, Inputs inputs, const Dims& out);
+  const std::string& Op1(const char* type, Inputs inputs, const Dims& out, DType dt);
+  // Appends an op with several outputs (the builder's dtype); returns their names.
+  std::vector<std::string> OpN(const char* type, Inputs inputs, std::initializer_list<Dims> outs);
   // The op appended last, to set attributes on.
-  Op& last() { return g_->ops.back(); }
+  Op& last() { return g_->ops[op_count_ - 1]; }
 
   void SetInt(const char* key, int64_t v);
   void SetFloat(const char* key, double v);
-  void SetInts(const char* key, std::vector<int64_t> v);
-  void SetString(const char* key, std::string v);
+  void SetInts(const char* key, std::initializer_list<int64_t> v);
+  void SetInts(const char* key, const std::vector<int64_t>& v);
+  void SetInts(const char* key, const Dims& v);
+  void SetString(const char* key, const char* v);
 
   void Output(const std::string& tensor) { g_->outputs.push_back(tensor); }
 
@@ -84,13 +133,17 @@ class GraphBuilder {
   const Status& status() const { return status_; }
 
  private:
-  Op& NewOp(const char* type, std::vector<std::string> inputs);
-  TensorInfo& NewTensor(std::string name, DType dt, const Dims& dims);
-  std::string NextName();
+  Op& NewOp(const char* type, Inputs inputs);
+  TensorInfo& NewTensor(std::string_view name, DType dt, const Dims& dims);
+  Attribute& Attr(const char* key);
+  void CloseOp();  // drops attributes a reused op slot kept from the previous build
+  void Finish();
+  void NextName();
 
   Graph* g_;
   DType dtype_;
   std::string domain_;
+  bool torch_;
   std::string scope_;
   std::string param_prefix_;
   // One frame per pushed scope: where the strings were cut, and how many ops of each type
@@ -102,6 +155,15 @@ class GraphBuilder {
   std::vector<Frame> frames_;
   size_t depth_ = 0;  // frames_[0..depth_] are live; frames_[0] is the root scope
   int64_t next_value_ = 0;
+  std::string name_buf_;  // scratch for composing names
+  size_t op_count_ = 0;   // ops of this build; g_->ops beyond it are left from the last one
+  std::vector<const char*> attrs_set_;  // attribute keys set on the open op
+  // Tensor-map nodes of the previous build, re-keyed and reinserted by NewTensor.
+  std::vector<std::unordered_map<std::string, TensorInfo>::node_type> pool_;
+  std::vector<std::pair<Dims, const std::string*>> int_consts_;
+  std::vector<std::pair<int64_t, const std::string*>> int_scalars_;
+  std::vector<std::pair<const char*, const std::string*>> scalars_;
+  bool finished_ = false;
   Status status_;
 };
 
@@ -111,32 +173,32 @@ class GraphBuilder {
 //
 // nn.Linear: kOnnx writes MatMul + Add (weight stored transposed, [in, out]) for inputs of
 // rank >= 3 and Gemm (transB=1) for rank 2; kTorch writes linear(x, weight[out, in], bias).
-std::string Linear(GraphBuilder& b, const std::string& module, const std::string& x,
+std::string Linear(GraphBuilder& b, std::string_view module, const std::string& x,
                    const Dims& xd, int64_t out_features, bool bias = true);
 // nn.LayerNorm over the last dim: LayerNormalization / layer_norm.
-std::string LayerNorm(GraphBuilder& b, const std::string& module, const std::string& x,
+std::string LayerNorm(GraphBuilder& b, std::string_view module, const std::string& x,
                       const Dims& xd, double eps);
 // Exact (erf) GELU: kOnnx (opset < 20) Div, Erf, Add, Mul, Mul; kTorch gelu.
-std::string Gelu(GraphBuilder& b, const std::string& module, const std::string& x,
+std::string Gelu(GraphBuilder& b, std::string_view module, const std::string& x,
                  const Dims& xd);
 // nn.Dropout at inference: kOnnx drops it (no node); kTorch keeps the dropout dispatch.
-std::string Dropout(GraphBuilder& b, const std::string& module, const std::string& x,
+std::string Dropout(GraphBuilder& b, std::string_view module, const std::string& x,
                     const Dims& xd, double p);
 // Conv2d (no bias) + BatchNorm2d as torchvision builds them. kOnnx: one Conv with the
 // batch norm folded into its weight and a bias, in the conv module's scope. kTorch:
 // conv2d(x, weight, no bias) in scope `conv`, batch_norm(x, weight, bias, running_mean,
 // running_var) in scope `bn`. `xd` is [N, C, H, W]; the output dims go to `*yd`.
-std::string ConvBn(GraphBuilder& b, const std::string& conv, const std::string& bn,
+std::string ConvBn(GraphBuilder& b, std::string_view conv, std::string_view bn,
                    const std::string& x, const Dims& xd, int64_t out_channels, int64_t kernel,
                    int64_t stride, int64_t pad, int64_t groups, Dims* yd);
 // A Conv2d with its own bias and no batch norm (ViT patch embedding).
-std::string ConvBias(GraphBuilder& b, const std::string& module, const std::string& x,
+std::string ConvBias(GraphBuilder& b, std::string_view module, const std::string& x,
                      const Dims& xd, int64_t out_channels, int64_t kernel, int64_t stride,
                      int64_t pad, Dims* yd);
 // nn.ReLU (Relu / relu) and nn.ReLU6 (Clip(0, 6) / hardtanh) in scope `module`.
-std::string Relu(GraphBuilder& b, const std::string& module, const std::string& x,
+std::string Relu(GraphBuilder& b, std::string_view module, const std::string& x,
                  const Dims& xd);
-std::string Relu6(GraphBuilder& b, const std::string& module, const std::string& x,
+std::string Relu6(GraphBuilder& b, std::string_view module, const std::string& x,
                   const Dims& xd);
 // Output size of a convolution or pooling window along one axis.
 inline int64_t ConvOut(int64_t in, int64_t kernel, int64_t stride, int64_t pad) {
@@ -149,7 +211,7 @@ int64_t OnnxTypeCode(DType t);
 // Scoped Push/Pop.
 class ScopeGuard {
  public:
-  ScopeGuard(GraphBuilder& b, const std::string& component) : b_(b) { b_.Push(component); }
+  ScopeGuard(GraphBuilder& b, std::string_view component) : b_(b) { b_.Push(component); }
   ~ScopeGuard() { b_.Pop(); }
   ScopeGuard(const ScopeGuard&) = delete;
   ScopeGuard& operator=(const ScopeGuard&) = delete;

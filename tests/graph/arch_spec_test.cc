@@ -3,6 +3,10 @@
 #include "graph/arch_spec.h"
 
 #include <gtest/gtest.h>
+#if __has_include("graph/graph_stats.h")
+#include "graph/graph_stats.h"
+#define FTAX_ARCH_TEST_STATS 1
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -51,6 +55,18 @@ double LocalMacs(const Graph& g) {
     }
   }
   return macs;
+}
+
+// MACs as `ftax inspect` counts them (ComputeStats through the counting registry) where that
+// is built, else the local count.
+double Macs(const Graph& g) {
+#ifdef FTAX_ARCH_TEST_STATS
+  Expected<GraphStats> st = ComputeStats(g);
+  EXPECT_TRUE(st.ok()) << st.status().message();
+  return st.ok() ? st->totals.macs : -1;
+#else
+  return LocalMacs(g);
+#endif
 }
 
 // Float initializers of rank >= 1 (scalar constants are not parameters), leaving out batch
@@ -122,7 +138,7 @@ bool Has(const std::string& haystack, const std::string& needle) {
 TEST(ArchSpecTest, BertBaseMacsMatchPublished) {
   Graph g = Build("bert:layers=12,hidden=768,heads=12,ffn=3072", {{"batch", 1}, {"seq", 128}});
   ExpectWellFormed(g);
-  ExpectWithin(LocalMacs(g), 11.17e9, 0.01, "BERT-base MACs at seq 128");
+  ExpectWithin(Macs(g), 11.17e9, 0.01, "BERT-base MACs at seq 128");
   // The split the paper and model cards give: 10.87G in linear layers, 0.30G in attention.
   double linear = 0, attention = 0;
   for (const Op& op : g.ops) {
@@ -258,7 +274,7 @@ TEST(ArchSpecTest, ResnetMacsMatchPublished) {
   for (const auto& [spec, macs] : cases) {
     Graph g = Build(spec);
     ExpectWellFormed(g);
-    ExpectWithin(LocalMacs(g), macs, 0.01, spec);
+    ExpectWithin(Macs(g), macs, 0.01, spec);
   }
 }
 
@@ -363,7 +379,7 @@ TEST(ArchSpecTest, ResnetKeysChangeTheNetwork) {
 TEST(ArchSpecTest, MobilenetV2MacsAndParamsMatchPublished) {
   Graph g = Build("mobilenet");
   ExpectWellFormed(g);
-  ExpectWithin(LocalMacs(g), 0.301e9, 0.01, "MobileNetV2 MACs");
+  ExpectWithin(Macs(g), 0.301e9, 0.01, "MobileNetV2 MACs");
   EXPECT_EQ(Params(Build("mobilenet", {}, ArchFlavor::kTorch)), 3504872.0);
   // 17 inverted residual blocks: 16 with expansion have 3 convs, the first 2; plus the stem
   // and the last 1x1 conv. Depthwise convs have group == channels.
@@ -399,7 +415,7 @@ TEST(ArchSpecTest, VitB16MacsAndParamsMatchPublished) {
   for (ArchFlavor f : {ArchFlavor::kOnnx, ArchFlavor::kTorch}) {
     Graph g = Build("vit:layers=12,hidden=768,heads=12,ffn=3072,patch=16", {}, f);
     ExpectWellFormed(g);
-    ExpectWithin(LocalMacs(g), 17.56e9, 0.01, "ViT-B/16 MACs");
+    ExpectWithin(Macs(g), 17.56e9, 0.01, "ViT-B/16 MACs");
     EXPECT_EQ(Params(g), 86567656.0);
   }
   Graph g = Build("vit");
@@ -435,7 +451,7 @@ TEST(ArchSpecTest, Gpt2ParamsAndPromptMacs) {
     // Per token per layer 12 H^2 in projections; causal attention still multiplies the full
     // S x S score matrix: 2 S^2 H per layer.
     const double H = 768, S = 128;
-    ExpectWithin(LocalMacs(g), 12 * (12 * H * H * S + 2 * S * S * H), 1e-6, "GPT-2 MACs");
+    ExpectWithin(Macs(g), 12 * (12 * H * H * S + 2 * S * S * H), 1e-6, "GPT-2 MACs");
   }
   Graph onnx = Build("gpt:layers=2");
   EXPECT_EQ(CountType(onnx, "Where"), 2);   // causal mask
@@ -518,6 +534,100 @@ TEST(ArchSpecTest, ResnetErrorsNameTheKey) {
   EXPECT_TRUE(Has(ErrorOf("resnet:bottleneck=yes"), "key 'bottleneck' must be 0 or 1"));
   EXPECT_TRUE(Has(ErrorOf("resnet:width=0"), "key 'width' must be positive"));
   EXPECT_TRUE(Has(ErrorOf("resnet:layers=3"), "unknown key 'layers'"));
+}
+
+#ifdef FTAX_ARCH_TEST_STATS
+// The counting registry knows every op the generators emit, and counts the same MACs as the
+// shape arithmetic above.
+TEST(ArchSpecTest, CountingRegistryCountsEveryGeneratedOp) {
+  for (const char* spec : {"bert:layers=2", "gpt:layers=2", "gpt:layers=2,kv_cache=1",
+                           "resnet:depth=50", "mobilenet", "vit:layers=2"}) {
+    for (ArchFlavor f : {ArchFlavor::kOnnx, ArchFlavor::kTorch}) {
+      SCOPED_TRACE(std::string(spec) + (f == ArchFlavor::kOnnx ? " onnx" : " torch"));
+      Graph g = Build(spec, {{"batch", 2}, {"seq", 32}}, f);
+      StatsOptions o;
+      o.strict = true;
+      Expected<GraphStats> st = ComputeStats(g, o);
+      ASSERT_TRUE(st.ok()) << st.status().message();
+      EXPECT_TRUE(st->unknown_op_types.empty());
+      EXPECT_EQ(st->uncounted_ops, 0);
+      EXPECT_EQ(st->totals.ops, static_cast<int64_t>(g.ops.size()));
+      EXPECT_GT(st->totals.macs, 0);
+      ExpectWithin(st->totals.macs, LocalMacs(g), 1e-9, "registry vs shape arithmetic");
+    }
+  }
+  // Params as inspect reports them: the weights plus a handful of scalar constants.
+  Expected<GraphStats> st = ComputeStats(Build("bert"));
+  ASSERT_TRUE(st.ok());
+  EXPECT_GE(st->totals.params, 109482240);
+  EXPECT_LE(st->totals.params, 109482240 + 16);
+}
+#endif
+
+// ---- reuse ----
+
+// Two graphs are the same: ops field by field, tensors, inputs, outputs.
+void ExpectSameGraph(const Graph& a, const Graph& b) {
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.source, b.source);
+  EXPECT_EQ(a.opset, b.opset);
+  EXPECT_EQ(a.inputs, b.inputs);
+  EXPECT_EQ(a.outputs, b.outputs);
+  ASSERT_EQ(a.ops.size(), b.ops.size());
+  for (size_t i = 0; i < a.ops.size(); ++i) {
+    const Op& x = a.ops[i];
+    const Op& y = b.ops[i];
+    EXPECT_EQ(x.type, y.type) << i;
+    EXPECT_EQ(x.domain, y.domain) << i;
+    EXPECT_EQ(x.name, y.name) << i;
+    EXPECT_EQ(x.scope, y.scope) << i;
+    EXPECT_EQ(x.inputs, y.inputs) << x.name;
+    EXPECT_EQ(x.outputs, y.outputs) << x.name;
+    ASSERT_EQ(x.attrs.size(), y.attrs.size()) << x.name;
+    for (const auto& [k, v] : x.attrs) {
+      const Attribute* w = y.FindAttr(k);
+      ASSERT_NE(w, nullptr) << x.name << " " << k;
+      EXPECT_EQ(v.kind, w->kind) << x.name << " " << k;
+      EXPECT_EQ(v.i, w->i);
+      EXPECT_EQ(v.f, w->f);
+      EXPECT_EQ(v.ints, w->ints);
+      EXPECT_EQ(v.s, w->s);
+    }
+  }
+  ASSERT_EQ(a.tensors.size(), b.tensors.size());
+  for (const auto& [name, t] : a.tensors) {
+    const TensorInfo* u = b.Find(name);
+    ASSERT_NE(u, nullptr) << name;
+    EXPECT_EQ(t.name, u->name);
+    EXPECT_EQ(t.dtype, u->dtype) << name;
+    EXPECT_EQ(t.shape, u->shape) << name;
+    EXPECT_EQ(t.is_initializer, u->is_initializer) << name;
+    EXPECT_EQ(t.is_graph_input, u->is_graph_input) << name;
+    EXPECT_EQ(t.int_values, u->int_values) << name;
+  }
+}
+
+TEST(ArchSpecTest, BuildingIntoAUsedGraphEqualsAFreshBuild) {
+  // Each step reuses what the step before left: larger, smaller, other family, other flavor.
+  const std::pair<const char*, ArchFlavor> steps[] = {
+      {"bert:layers=3", ArchFlavor::kOnnx},    {"bert:layers=5,hidden=512,heads=8", ArchFlavor::kOnnx},
+      {"bert:layers=2", ArchFlavor::kTorch},   {"resnet:depth=18", ArchFlavor::kTorch},
+      {"resnet:depth=18", ArchFlavor::kOnnx},  {"gpt:layers=2,kv_cache=1", ArchFlavor::kOnnx},
+      {"vit:layers=2", ArchFlavor::kTorch},    {"mobilenet", ArchFlavor::kOnnx},
+      {"bert:layers=3", ArchFlavor::kOnnx}};
+  Graph reused;
+  for (const auto& [spec, flavor] : steps) {
+    SCOPED_TRACE(spec);
+    Status s = BuildArchGraphInto(spec, {{"seq", 32}}, flavor, DType::kFloat32, &reused);
+    ASSERT_TRUE(s.ok()) << s.message();
+    Graph fresh = Build(spec, {{"seq", 32}}, flavor);
+    ExpectSameGraph(reused, fresh);
+  }
+  // A failed build leaves the graph empty.
+  EXPECT_FALSE(BuildArchGraphInto("bert:layers=0", {}, ArchFlavor::kOnnx, DType::kFloat32,
+                                  &reused).ok());
+  EXPECT_TRUE(reused.ops.empty());
+  EXPECT_TRUE(reused.tensors.empty());
 }
 
 // ---- parser errors ----
