@@ -1,11 +1,78 @@
-// `ftax bench`: placeholder until the bench issue lands; it refuses to run.
+// `ftax bench`: run the microbenchmarks of one CUDA host into a measurement file.
+#include <iostream>
+#include <sstream>
+
+#include "calibrate/bench.h"
 #include "cli/commands.h"
 
 namespace ftax::cli {
+namespace {
+
+struct BenchCliOptions {
+  int device = 0;
+  std::vector<std::string> frameworks;
+  std::vector<std::string> dtypes;
+  std::vector<std::string> classes;
+  bool quick = false;
+  bool no_kernels = false;
+  std::string output;
+  std::string python = "python3";
+};
+
+int RunBenchCommand(const BenchCliOptions& o) {
+  BenchOptions b;
+  b.device = o.device;
+  b.quick = o.quick;
+  b.kernels = !o.no_kernels;
+  b.output = o.output;
+  b.python = o.python;
+  b.classes = o.classes;
+  if (!o.dtypes.empty()) b.dtypes = o.dtypes;
+  if (!o.frameworks.empty()) {
+    b.frameworks.clear();
+    for (const auto& f : o.frameworks) {
+      auto fw = ParseFramework(f);
+      if (!fw)
+        return ReportError("bench", InvalidInput("--frameworks: unknown framework '" + f + "'"),
+                           "one of pytorch-eager, libtorch-eager, torchscript, cuda-graph");
+      b.frameworks.push_back(*fw);
+    }
+  }
+  for (const auto& c : o.classes)
+    if (!ParseKernelClass(c))
+      return ReportError("bench", InvalidInput("--classes: unknown kernel class '" + c + "'"));
+  Status s = RunBench(b, [](const std::string& line) { std::cerr << "[bench] " << line << "\n"; });
+  if (!s.ok()) return ReportError("bench", s);
+  std::cout << "wrote " << o.output << "\n";
+  return kExitOk;
+}
+
+}  // namespace
 
 void SetupBenchCommand(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("bench", "(not built yet)");
-  cmd->callback([] { ExitCode() = ReportError("bench", Unsupported("not implemented yet")); });
+  auto opt = std::make_shared<BenchCliOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "bench",
+      "Measure this CUDA host: GPU kernel classes over sizes and dtypes (CUPTI records) and\n"
+      "CPU dispatch cost per framework (chains of tiny ops). Writes a measurement file for\n"
+      "`ftax calibrate`; rows are written as they are measured.");
+  cmd->add_option("-o,--output", opt->output, "measurement file to write")->required();
+  cmd->add_option("--device", opt->device, "CUDA device index")->capture_default_str();
+  cmd->add_option("--frameworks", opt->frameworks,
+                  "frameworks to measure (default all: pytorch-eager, libtorch-eager, "
+                  "torchscript, cuda-graph)")
+      ->delimiter(',');
+  cmd->add_option("--dtypes", opt->dtypes, "dtypes for kernel sweeps (default fp32,fp16,bf16)")
+      ->delimiter(',');
+  cmd->add_option("--classes", opt->classes,
+                  "kernel classes to sweep (default all: gemm, conv, depthwise, attention, "
+                  "elementwise, reduction, copy, gather)")
+      ->delimiter(',');
+  cmd->add_flag("--quick", opt->quick, "fewer sizes and repetitions (well under a minute)");
+  cmd->add_flag("--no-kernels", opt->no_kernels, "skip kernel sweeps, measure dispatch only");
+  cmd->add_option("--python", opt->python, "Python with torch for the pytorch-eager benchmark")
+      ->capture_default_str();
+  cmd->callback([opt] { ExitCode() = RunBenchCommand(*opt); });
 }
 
 }  // namespace ftax::cli

@@ -1,11 +1,157 @@
-// `ftax validate`: placeholder until the validate issue lands; it refuses to run.
+// `ftax validate`: run a model for real and put the prediction beside the measurement.
+#include <fstream>
+#include <iostream>
+
+#include "calibrate/model_runner.h"
+#include "calibrate/result_writer.h"
+#include "calibrate/validation_report.h"
 #include "cli/commands.h"
+#include "cli/sweep_args.h"
+#include "cli/text_table.h"
+#include "common/clock.h"
+#include "predictor/host_profile.h"
 
 namespace ftax::cli {
+namespace {
+
+using json = nlohmann::json;
+
+struct ValidateOptions {
+  std::string model;
+  std::string meta;
+  std::string arch;
+  std::string profile;
+  std::vector<std::string> frameworks = {"torchscript", "cuda-graph"};
+  std::string precision;
+  std::string batch = "1:128";
+  std::vector<std::string> measured;
+  std::string output;
+  std::string format = "table";
+  double budget_s = 1.0;
+  int device = 0;
+};
+
+void PrintReport(const ValidationReport& r, const std::string& format) {
+  if (format == "json") {
+    std::cout << ValidationReportToJson(r).dump(1) << "\n";
+    return;
+  }
+  TextTable t({"model", "framework", "prec", "batch", "measured_ms", "p10", "p90", "predicted_ms",
+               "error_%", "in_p10-90", "bound(m/p)", "kernels(m/p)"});
+  for (const ValidationRow& v : r.rows)
+    t.AddRow({v.model, v.framework, v.precision, std::to_string(v.batch), Fixed(v.measured_ms, 3),
+              Fixed(v.measured_p10, 3), Fixed(v.measured_p90, 3), Fixed(v.predicted.latency_ms, 3),
+              Fixed(v.error_pct, 1), v.inside_spread ? "yes" : "no",
+              v.measured_bound.substr(0, 4) + "/" + v.predicted.bound.substr(0, 4),
+              Fixed(v.measured_kernels, 0) + "/" + std::to_string(v.predicted.kernels)});
+  if (format == "csv") {
+    std::cout << t.RenderCsv();
+    return;
+  }
+  std::cout << t.Render() << "\n";
+  TextTable s({"framework", "rows", "tolerance", "within", "inside_p10-90", "within_or_inside",
+               "bound_agrees", "median_|err|_%"});
+  for (const FrameworkSummary& f : r.frameworks)
+    s.AddRow({f.framework, std::to_string(f.rows), "±" + Fixed(f.tolerance_pct, 0) + "%",
+              std::to_string(f.within), std::to_string(f.inside), std::to_string(f.within_or_inside),
+              std::to_string(f.bound_agree), Fixed(f.median_abs_error_pct, 1)});
+  std::cout << s.Render() << "\n";
+  TextTable c({"model", "framework", "prec", "crossover_measured", "crossover_predicted", "agrees"});
+  for (const CrossoverCheck& x : r.crossovers)
+    c.AddRow({x.model, x.framework, x.precision,
+              x.measured ? std::to_string(*x.measured) : ">" + std::to_string(x.max_batch),
+              x.predicted ? std::to_string(*x.predicted) : ">" + std::to_string(x.max_batch),
+              x.agrees ? "yes" : "no"});
+  std::cout << c.Render();
+  for (const auto& n : r.notes) std::cout << "note: " << n << "\n";
+  for (const auto& s2 : r.skipped) std::cout << "skipped: " << s2 << "\n";
+}
+
+int RunValidate(const ValidateOptions& o) {
+  if (o.format != "table" && o.format != "json" && o.format != "csv")
+    return ReportError("validate", InvalidInput("--format must be table, json or csv"));
+  json measured = {{"rows", json::array()}};
+  if (!o.model.empty()) {
+    if (o.output.empty())
+      return ReportError("validate", InvalidInput("running a model needs -o FILE for its measurements"));
+    RunOptions ro;
+    ro.model_path = o.model;
+    ro.arch = o.arch;
+    ro.device = o.device;
+    ro.budget_s = o.budget_s;
+    std::string meta = o.meta;
+    if (meta.empty() && o.model.size() > 3 && o.model.substr(o.model.size() - 3) == ".pt")
+      meta = o.model.substr(0, o.model.size() - 3) + ".json";
+    Status s = ReadModelMeta(meta, &ro);
+    if (!s.ok()) return ReportError("validate", s, "give --meta FILE describing the inputs");
+    if (!o.precision.empty()) ro.precision = o.precision;
+    auto fws = ParseFrameworkList(o.frameworks);
+    if (!fws.ok()) return ReportError("validate", fws.status());
+    ro.frameworks = fws.value();
+    auto batches = ParseBatchList(o.batch);
+    if (!batches.ok()) return ReportError("validate", batches.status());
+    ro.batches = batches.value();
+    ResultWriter w(o.output, {{"schema_version", 1}, {"kind", "ftax-validation-measurements"},
+                              {"started", UtcNow()}, {"rows", json::array()}, {"failures", json::array()}});
+    s = MeasureModel(ro, [](const std::string& l) { std::cerr << "[validate] " << l << "\n"; }, &w);
+    if (!s.ok()) return ReportError("validate", s);
+    measured = w.doc();
+  }
+  for (const std::string& path : o.measured) {
+    std::ifstream in(path);
+    if (!in) return ReportError("validate", NotFound("cannot open measurements '" + path + "'"));
+    json j;
+    try {
+      in >> j;
+    } catch (const std::exception& e) {
+      return ReportError("validate", InvalidInput("'" + path + "' is not valid JSON: " + e.what()));
+    }
+    if (!j.contains("rows") || !j["rows"].is_array())
+      return ReportError("validate", InvalidInput("'" + path + "': missing array 'rows'"));
+    for (auto& r : j["rows"]) measured["rows"].push_back(r);
+  }
+  if (o.profile.empty()) {
+    std::cerr << "ftax validate: measured " << measured["rows"].size()
+              << " rows; give --profile to compare them with predictions\n";
+    return kExitOk;
+  }
+  Expected<HostProfile> profile = LoadHostProfile(o.profile);
+  if (!profile.ok()) return ReportError("validate", profile.status());
+  Expected<ValidationReport> rep = CompareMeasurements(measured, profile.value(), CompareOptions{});
+  if (!rep.ok()) return ReportError("validate", rep.status());
+  if (!o.output.empty() && o.model.empty()) {
+    std::ofstream out(o.output);
+    out << ValidationReportToJson(rep.value()).dump(1) << "\n";
+  }
+  PrintReport(rep.value(), o.format);
+  return kExitOk;
+}
+
+}  // namespace
 
 void SetupValidateCommand(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("validate", "(not built yet)");
-  cmd->callback([] { ExitCode() = ReportError("validate", Unsupported("not implemented yet")); });
+  auto o = std::make_shared<ValidateOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "validate",
+      "Check predictions against real runs. With MODEL.pt (on a CUDA host): run the TorchScript\n"
+      "model through the interpreter and as a replayed CUDA graph, per batch, measuring latency\n"
+      "(median, p10, p90), CUDA events and CUPTI kernel records, written to -o as it goes. With\n"
+      "--measured FILE (anywhere): compare earlier measurements, e.g. from\n"
+      "scripts/validate_eager.py. With --profile, print prediction vs measurement per point,\n"
+      "the share within tolerance, bound agreement and crossover batches.");
+  cmd->add_option("model", o->model, "TorchScript model file to run (CUDA builds)");
+  cmd->add_option("--meta", o->meta, "JSON describing the model's inputs and arch spec (default: MODEL with .json)");
+  cmd->add_option("--arch", o->arch, "arch spec that describes the model, for the prediction");
+  cmd->add_option("--profile", o->profile, "host profile to predict with");
+  cmd->add_option("--framework", o->frameworks, "torchscript, cuda-graph")->delimiter(',');
+  cmd->add_option("--precision", o->precision, "precision the model file was saved in");
+  cmd->add_option("--batch", o->batch, "batches: 1,2,4 or 1:128 (powers of two)")->capture_default_str();
+  cmd->add_option("--measured", o->measured, "measured rows to compare (repeatable)");
+  cmd->add_option("-o,--output", o->output, "where to write measurements (with MODEL) or the report");
+  cmd->add_option("--format", o->format, "table, json or csv")->capture_default_str();
+  cmd->add_option("--budget-s", o->budget_s, "timing budget per point (s)")->capture_default_str();
+  cmd->add_option("--device", o->device, "CUDA device index")->capture_default_str();
+  cmd->callback([o] { ExitCode() = RunValidate(*o); });
 }
 
 }  // namespace ftax::cli

@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""Traces the validation models (model_zoo.py) to TorchScript files, one per precision:
+OUT/NAME.PRECISION.pt with random weights, traced at --trace-batch. Each file also gets a
+NAME.PRECISION.json beside it with the arch spec and input description for `ftax validate`.
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import model_zoo  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--models", default=",".join(model_zoo.MODELS))
+    ap.add_argument("--precisions", default="fp16,fp32")
+    ap.add_argument("--seq", type=int, default=128)
+    ap.add_argument("--trace-batch", type=int, default=2)
+    a = ap.parse_args()
+    import torch
+    os.makedirs(a.out, exist_ok=True)
+    dev = torch.device("cuda")
+    dtypes = {"fp16": torch.float16, "fp32": torch.float32, "bf16": torch.bfloat16}
+    rc = 0
+    for name in a.models.split(","):
+        for p in a.precisions.split(","):
+            t0 = time.time()
+            path = os.path.join(a.out, f"{name}.{p}.pt")
+            try:
+                m = model_zoo.build(name).to(dev).to(dtypes[p])
+                xs = model_zoo.cast_inputs(model_zoo.inputs(name, a.trace_batch, a.seq, dev), dtypes[p])
+                with torch.no_grad():
+                    tr = torch.jit.trace(m, xs, strict=False, check_trace=False)
+                tr.save(path)
+                spec, kind = model_zoo.MODELS[name]
+                meta = {"model": name, "precision": p, "arch": spec, "kind": kind, "seq": a.seq,
+                        "inputs": [{"shape": list(x.shape), "dtype": str(x.dtype).replace("torch.", "")}
+                                   for x in xs]}
+                with open(path[:-3] + ".json", "w") as f:
+                    json.dump(meta, f)
+                print(f"export: {path} ({time.time() - t0:.1f} s)", file=sys.stderr)
+            except Exception as e:  # keep going: one model failing must not stop the campaign
+                print(f"export: {name} {p} FAILED: {type(e).__name__}: {e}", file=sys.stderr)
+                rc = 1
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())

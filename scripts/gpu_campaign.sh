@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The measurement campaign on a lent CUDA host, in one command (see docs/validation.md):
+#   scripts/gpu_campaign.sh STAGE... [-- options]
+# Stages: smoke (binary runs, CUPTI works), bench (full `ftax bench`), quickbench,
+# eager (scripts/validate_eager.py over the validation models), ts (export TorchScript and
+# run `ftax validate` through the interpreter and CUDA graphs).
+# Results go to $OUT (or ./out): measurements.json, validation_eager.json, validation_ts.json.
+# Env: MODELS (comma list), PRECISIONS, BATCHES, BUDGET_S.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${OUT:-$root/out}
+mkdir -p "$out"
+cd "$root"
+source scripts/gpu_env.sh
+ftax=${FTAX:-$root/build-gpu/ftax}
+MODELS=${MODELS:-bert-base,distilbert,bert-wide,bert-deep,gpt2,resnet50}
+PRECISIONS=${PRECISIONS:-fp16,fp32}
+BATCHES=${BATCHES:-1,2,4,8,16,32,64,128}
+BUDGET_S=${BUDGET_S:-0.6}
+log() { echo "[campaign $(date +%H:%M:%S)] $*" | tee -a "$out/campaign.log" >&2; }
+
+if ! "$ftax" --version >/dev/null 2>&1; then
+  log "carried binary does not run here ($("$ftax" --version 2>&1 | head -2)); building"
+  scripts/build_gpu.sh "$root/build-gpu" 2>&1 | tail -5 | tee -a "$out/campaign.log"
+fi
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,memory.total,driver_version \
+  --format=csv >>"$out/campaign.log" 2>&1
+
+for stage in "$@"; do
+  t0=$(date +%s)
+  case "$stage" in
+    smoke)
+      "$ftax" bench --quick --classes gemm,elementwise --dtypes fp16 --frameworks libtorch-eager \
+        -o /tmp/smoke.json 2>&1 | tail -5
+      python3 -c "import json;d=json.load(open('/tmp/smoke.json'));print('smoke rows',len(d['kernels']),len(d['dispatch']),'failures',len(d['failures']))"
+      ;;
+    quickbench) "$ftax" bench --quick -o "$out/measurements.json" 2>&1 | grep -v "^\[bench\]   " ;;
+    bench) "$ftax" bench -o "$out/measurements.json" 2>&1 | grep -v "^\[bench\]   " ;;
+    eager)
+      PYTHONUNBUFFERED=1 python3 scripts/validate_eager.py --out "$out/validation_eager.json" \
+        --models "$MODELS" --precisions "$PRECISIONS" --batches "$BATCHES" --budget-s "$BUDGET_S" 2>&1 |
+        tee -a "$out/campaign.log" | tail -3
+      ;;
+    ts)
+      mkdir -p /tmp/models /tmp/val
+      PYTHONUNBUFFERED=1 python3 scripts/export_torchscript.py --out /tmp/models --models "$MODELS" \
+        --precisions "$PRECISIONS" 2>&1 | tee -a "$out/campaign.log" | tail -2
+      for pt in /tmp/models/*.pt; do
+        name=$(basename "$pt" .pt)
+        "$ftax" validate "$pt" --framework torchscript,cuda-graph --batch "$BATCHES" \
+          --budget-s "$BUDGET_S" -o "/tmp/val/$name.json" 2>>"$out/campaign.log" ||
+          log "validate $name failed with $?"
+      done
+      python3 - "$out/validation_ts.json" /tmp/val/*.json <<'PY'
+import json, sys
+doc = {"schema_version": 1, "kind": "ftax-validation-measurements", "rows": [], "failures": []}
+for p in sys.argv[2:]:
+    d = json.load(open(p))
+    doc["rows"] += d.get("rows", [])
+    doc["failures"] += d.get("failures", [])
+json.dump(doc, open(sys.argv[1], "w"), indent=1)
+print("validation_ts rows", len(doc["rows"]), "failures", len(doc["failures"]))
+PY
+      ;;
+    *) log "unknown stage $stage" ;;
+  esac
+  log "stage $stage took $(( $(date +%s) - t0 )) s"
+done

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs what ftax needs to build and test on a Debian/Ubuntu machine (skips what is there).
+# LibTorch and CUDA are optional (GPU host only; see scripts/build_gpu.sh).
+set -euo pipefail
+pkgs=(build-essential cmake pkg-config libonnx-dev libprotobuf-dev protobuf-compiler libceres-dev
+      libcli11-dev nlohmann-json3-dev libeigen3-dev libgtest-dev libgmock-dev libbenchmark-dev
+      gnuplot-nox libonnx-testdata python3)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd=sudo
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,41 @@
+// `ftax bench`: microbenchmarks of one GPU host, written as a measurement file.
+//
+// GPU side: each kernel class is swept over sizes and dtypes through LibTorch (so cuBLAS and
+// cuDNN pick kernels as real runs do) and timed from CUPTI kernel records. CPU side: chains
+// of N tiny ops of one dispatch class per framework (LibTorch eager, TorchScript, CUDA graph
+// replay, and Python eager through the host's python3), for several N, so that the cost per
+// dispatch (slope) and per call (intercept) separate. Rows are written to the output file as
+// they are measured; a point that fails (out of memory, unsupported dtype) is recorded under
+// "failures" and the run goes on.
+//
+//   BenchOptions o; o.output = "h200.measurements.json"; o.quick = true;
+//   Status s = RunBench(o, [](const std::string& line) { std::cerr << line << "\n"; });
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "predictor/framework.h"
+
+namespace ftax {
+
+struct BenchOptions {
+  int device = 0;
+  std::vector<Framework> frameworks = AllFrameworks();
+  std::vector<std::string> dtypes = {"fp32", "fp16", "bf16"};
+  std::vector<std::string> classes;  // empty: every kernel class
+  bool quick = false;                // fewer sizes and repetitions
+  bool kernels = true;               // run the kernel sweeps
+  std::string output;                // measurement file (required)
+  std::string python = "python3";    // interpreter for the pytorch-eager benchmark
+  std::string eager_script;          // path of scripts/bench_eager.py (auto if empty)
+};
+
+using ProgressFn = std::function<void(const std::string&)>;
+
+// Needs LibTorch with CUDA; returns kUnsupported in builds without it.
+Status RunBench(const BenchOptions& options, const ProgressFn& progress);
+
+}  // namespace ftax

@@ -1,0 +1,545 @@
+// RunBench on a CUDA host: LibTorch microbenchmarks timed with CUPTI records.
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime.h>
+#include <torch/csrc/jit/api/module.h>
+#include <torch/csrc/jit/passes/tensorexpr_fuser.h>
+#include <torch/script.h>
+#include <torch/torch.h>
+#include <torch/version.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "calibrate/bench.h"
+#include "calibrate/host_identity.h"
+#include "calibrate/kernel_tracer.h"
+#include "calibrate/result_writer.h"
+#include "graph/graph.h"
+
+namespace ftax {
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+double Pct(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  double pos = q * double(v.size() - 1);
+  size_t lo = size_t(pos), hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - double(lo));
+}
+
+json SpreadJson(const std::vector<double>& v) {
+  return {{"median", Pct(v, 0.5)}, {"p10", Pct(v, 0.1)}, {"p90", Pct(v, 0.9)}, {"n", v.size()}};
+}
+
+at::ScalarType ToScalar(const std::string& d) {
+  if (d == "fp16") return at::kHalf;
+  if (d == "bf16") return at::kBFloat16;
+  return at::kFloat;
+}
+
+int ElemSize(const std::string& d) { return d == "fp32" ? 4 : 2; }
+
+struct KernelTiming {
+  std::vector<double> per_call_us;
+  double kernels_per_call = 0;
+  std::string first_kernel;
+};
+
+// Runs `fn` warmup + reps times and returns per-call kernel time from CUPTI records.
+template <class F>
+KernelTiming TimeKernels(F fn, int warmup, int reps) {
+  for (int i = 0; i < warmup; ++i) fn();
+  KernelTracer::Collect();
+  for (int i = 0; i < reps; ++i) fn();
+  std::vector<KernelRecord> rec = KernelTracer::Collect();
+  KernelTiming t;
+  t.kernels_per_call = double(rec.size()) / reps;
+  if (!rec.empty()) t.first_kernel = rec.front().name;
+  const size_t per = rec.size() / size_t(reps);
+  if (per > 0 && rec.size() % size_t(reps) == 0) {
+    for (int r = 0; r < reps; ++r) {
+      double s = 0;
+      for (size_t i = 0; i < per; ++i) s += rec[r * per + i].duration_us();
+      t.per_call_us.push_back(s);
+    }
+  } else {
+    double s = 0;
+    for (const auto& k : rec) s += k.duration_us();
+    t.per_call_us.assign(reps, s / reps);
+  }
+  return t;
+}
+
+// Host time of `fn` followed by a device synchronize, per call.
+template <class F>
+std::vector<double> TimeCalls(F fn, int warmup, int reps) {
+  for (int i = 0; i < warmup; ++i) {
+    fn();
+    cudaDeviceSynchronize();
+  }
+  std::vector<double> us;
+  us.reserve(reps);
+  for (int i = 0; i < reps; ++i) {
+    auto t0 = Clock::now();
+    fn();
+    cudaDeviceSynchronize();
+    us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+  }
+  return us;
+}
+
+class Bench {
+ public:
+  Bench(const BenchOptions& o, const ProgressFn& p, ResultWriter* w)
+      : opt_(o), progress_(p), out_(w), dev_(at::kCUDA, o.device) {}
+
+  Status RunKernels() {
+    for (const std::string& d : opt_.dtypes) {
+      if (Want("gemm")) Gemms(d);
+      if (Want("conv") || Want("depthwise")) Convs(d);
+      if (Want("attention")) Attention(d);
+      if (Want("elementwise")) Elementwise(d);
+      if (Want("reduction")) Reductions(d);
+      if (Want("copy")) Copies(d);
+      if (Want("gather")) Gathers(d);
+    }
+    return Status::Ok();
+  }
+
+  Status RunDispatch() {
+    for (Framework f : opt_.frameworks) {
+      if (f == Framework::kPytorchEager) continue;  // driven through python3, see RunBench
+      DispatchChains(f);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  bool Want(const std::string& c) const {
+    return opt_.classes.empty() ||
+           std::find(opt_.classes.begin(), opt_.classes.end(), c) != opt_.classes.end();
+  }
+  int Reps() const { return opt_.quick ? 8 : 20; }
+
+  void Fail(const std::string& what, const std::string& err) {
+    progress_("  failed: " + what + ": " + err);
+    out_->Append("failures", {{"what", what}, {"error", err.substr(0, 300)}});
+    c10::cuda::CUDACachingAllocator::emptyCache();
+  }
+
+  // Measures `fn` and appends one kernel row with the given work description.
+  template <class F>
+  void KernelRow(const std::string& cls, const std::string& dtype, const std::string& label,
+                 json work, F fn) {
+    try {
+      KernelTiming t = TimeKernels(fn, 3, Reps());
+      if (t.kernels_per_call <= 0) {
+        Fail(label, "no kernel records (is CUPTI working?)");
+        return;
+      }
+      json row = work;
+      row["class"] = cls;
+      row["dtype"] = dtype;
+      row["label"] = label;
+      row["kernels_per_call"] = t.kernels_per_call;
+      row["kernel_us"] = SpreadJson(t.per_call_us);
+      row["kernel_name"] = t.first_kernel.substr(0, 120);
+      out_->Append("kernels", row);
+      ++rows_;
+      if (rows_ % 20 == 0) progress_("  " + std::to_string(rows_) + " kernel points, last: " + label);
+    } catch (const std::exception& e) {
+      Fail(label, e.what());
+    }
+  }
+
+  at::TensorOptions Opts(const std::string& d) const {
+    return at::TensorOptions().device(dev_).dtype(ToScalar(d));
+  }
+
+  void Gemms(const std::string& d) {
+    progress_("gemm " + d);
+    const int es = ElemSize(d);
+    std::vector<std::array<int64_t, 3>> shapes;  // m, n, k
+    std::vector<int64_t> sq = opt_.quick ? std::vector<int64_t>{128, 1024, 4096}
+                                         : std::vector<int64_t>{64, 128, 256, 512, 1024, 2048, 4096, 8192};
+    for (int64_t s : sq) shapes.push_back({s, s, s});
+    std::vector<int64_t> tokens = opt_.quick ? std::vector<int64_t>{128, 2048, 16384}
+                                             : std::vector<int64_t>{16, 128, 512, 1024, 2048, 4096, 8192, 16384};
+    std::vector<std::pair<int64_t, int64_t>> nk = {{768, 768},   {3072, 768},  {768, 3072},
+                                                   {1536, 1536}, {6144, 1536}, {1536, 6144},
+                                                   {2304, 768},  {1000, 2048}, {1024, 1024}, {4096, 1024}};
+    if (opt_.quick) nk.resize(3);
+    for (int64_t m : tokens)
+      for (auto [n, k] : nk) shapes.push_back({m, n, k});
+    for (auto [m, n, k] : shapes) {
+      if (d == "fp32" && m * n * k > (int64_t(1) << 36)) continue;  // keep the fp32 sweep short
+      json work = {{"m", m}, {"n", n}, {"k", k}, {"batch", 1},
+                   {"flops", 2.0 * m * n * k},
+                   {"bytes", double(m * k + n * k + m * n + n) * es}};
+      std::string label = "linear " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+      try {
+        at::Tensor x = at::randn({m, k}, Opts(d)), w = at::randn({n, k}, Opts(d)), b = at::randn({n}, Opts(d));
+        KernelRow("gemm", d, label, work, [&] { at::linear(x, w, b); });
+      } catch (const std::exception& e) {
+        Fail(label, e.what());
+      }
+    }
+    // Batched products as attention without fused SDPA produces them.
+    std::vector<std::array<int64_t, 4>> bmm = {{12, 128, 128, 64}, {12, 128, 64, 128}, {96, 128, 128, 64},
+                                               {96, 128, 64, 128}, {768, 128, 128, 64}, {768, 128, 64, 128},
+                                               {1536, 128, 128, 64}, {48, 512, 512, 64}};
+    if (opt_.quick) bmm.resize(4);
+    for (auto [b, m, n, k] : bmm) {
+      json work = {{"m", m}, {"n", n}, {"k", k}, {"batch", b}, {"flops", 2.0 * b * m * n * k},
+                   {"bytes", double(b * (m * k + k * n + m * n)) * es}};
+      std::string label = "bmm " + std::to_string(b) + "x" + std::to_string(m) + "x" +
+                          std::to_string(n) + "x" + std::to_string(k);
+      try {
+        at::Tensor x = at::randn({b, m, k}, Opts(d)), y = at::randn({b, k, n}, Opts(d));
+        KernelRow("gemm", d, label, work, [&] { at::bmm(x, y); });
+      } catch (const std::exception& e) {
+        Fail(label, e.what());
+      }
+    }
+  }
+
+  void Convs(const std::string& d) {
+    progress_("conv " + d);
+    const int es = ElemSize(d);
+    struct C { int64_t cin, cout, hw, k, stride, groups; };
+    std::vector<C> cs = {{3, 64, 224, 7, 2, 1},    {64, 64, 56, 3, 1, 1},    {64, 256, 56, 1, 1, 1},
+                         {256, 64, 56, 1, 1, 1},   {128, 128, 28, 3, 1, 1},  {256, 128, 56, 1, 1, 1},
+                         {128, 128, 56, 3, 2, 1},  {512, 128, 28, 1, 1, 1},  {256, 256, 14, 3, 1, 1},
+                         {1024, 256, 14, 1, 1, 1}, {512, 512, 7, 3, 1, 1},   {2048, 512, 7, 1, 1, 1},
+                         {256, 512, 28, 1, 2, 1},  {32, 32, 112, 3, 1, 32},  {96, 96, 112, 3, 2, 96},
+                         {144, 144, 56, 3, 1, 144}, {192, 192, 28, 3, 1, 192}, {384, 384, 14, 3, 1, 384},
+                         {960, 960, 7, 3, 1, 960}, {32, 16, 112, 1, 1, 1},   {144, 24, 56, 1, 1, 1}};
+    std::vector<int64_t> batches = opt_.quick ? std::vector<int64_t>{1, 32} : std::vector<int64_t>{1, 8, 32, 128};
+    for (int64_t nb : batches) {
+      for (const C& c : cs) {
+        const int64_t pad = c.k / 2;
+        const int64_t ho = (c.hw + 2 * pad - c.k) / c.stride + 1;
+        const bool dw = c.groups > 1 && c.groups == c.cin;
+        const int64_t m = nb * ho * ho, n = c.cout / c.groups, k = c.cin / c.groups * c.k * c.k;
+        double bytes = double(nb * c.cin * c.hw * c.hw + c.cout * (c.cin / c.groups) * c.k * c.k +
+                              nb * c.cout * ho * ho) * es;
+        json work = {{"flops", 2.0 * m * n * k * c.groups}, {"bytes", bytes}};
+        if (!dw) work.update({{"m", m}, {"n", n}, {"k", k}, {"batch", c.groups}});
+        else work.update({{"m", 0}, {"n", 0}, {"k", 0}, {"batch", 1}});
+        std::string label = "conv n" + std::to_string(nb) + " " + std::to_string(c.cin) + "->" +
+                            std::to_string(c.cout) + " " + std::to_string(c.hw) + "px k" +
+                            std::to_string(c.k) + " s" + std::to_string(c.stride) + " g" +
+                            std::to_string(c.groups);
+        if (!Want(dw ? "depthwise" : "conv")) continue;
+        try {
+          at::Tensor x = at::randn({nb, c.cin, c.hw, c.hw}, Opts(d));
+          at::Tensor w = at::randn({c.cout, c.cin / c.groups, c.k, c.k}, Opts(d));
+          KernelRow(dw ? "depthwise" : "conv", d, label, work, [&] {
+            at::conv2d(x, w, {}, {c.stride, c.stride}, {pad, pad}, {1, 1}, c.groups);
+          });
+        } catch (const std::exception& e) {
+          Fail(label, e.what());
+        }
+      }
+    }
+  }
+
+  void Attention(const std::string& d) {
+    progress_("attention " + d);
+    const int es = ElemSize(d);
+    std::vector<std::array<int64_t, 4>> cfg = {{1, 12, 128, 64},  {8, 12, 128, 64},  {32, 12, 128, 64},
+                                               {128, 12, 128, 64}, {1, 16, 128, 96}, {8, 24, 128, 64},
+                                               {32, 24, 128, 64},  {128, 24, 128, 64}, {4, 12, 512, 64},
+                                               {16, 16, 512, 64}};
+    if (opt_.quick) cfg.resize(4);
+    for (auto [b, h, s, dh] : cfg) {
+      for (bool masked : {true, false}) {
+        double bytes = double(4 * b * h * s * dh) * es + (masked ? double(b * s * s) * es : 0.0);
+        json work = {{"m", s}, {"n", 1}, {"k", int64_t(double(s * dh) / 64.0 + 0.5)}, {"batch", b * h},
+                     {"flops", 4.0 * b * h * s * s * dh}, {"bytes", bytes}, {"masked", masked}};
+        std::string label = "sdpa b" + std::to_string(b) + " h" + std::to_string(h) + " s" +
+                            std::to_string(s) + " d" + std::to_string(dh) + (masked ? " mask" : "");
+        try {
+          at::Tensor q = at::randn({b, h, s, dh}, Opts(d)), k = at::randn({b, h, s, dh}, Opts(d)),
+                     v = at::randn({b, h, s, dh}, Opts(d));
+          std::optional<at::Tensor> mask;
+          if (masked) mask = at::zeros({b, 1, s, s}, Opts(d));
+          KernelRow("attention", d, label, work,
+                    [&] { at::scaled_dot_product_attention(q, k, v, mask); });
+        } catch (const std::exception& e) {
+          Fail(label, e.what());
+        }
+      }
+    }
+  }
+
+  std::vector<int64_t> Sizes() const {
+    if (opt_.quick) return {1 << 12, 1 << 18, 1 << 24};
+    return {1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24, 1 << 26};
+  }
+
+  void Elementwise(const std::string& d) {
+    progress_("elementwise " + d);
+    const int es = ElemSize(d);
+    for (int64_t n : Sizes()) {
+      try {
+        at::Tensor a = at::randn({n}, Opts(d)), b = at::randn({n}, Opts(d));
+        KernelRow("elementwise", d, "add " + std::to_string(n),
+                  {{"flops", double(n)}, {"bytes", 3.0 * n * es}}, [&] { at::add(a, b); });
+        KernelRow("elementwise", d, "gelu " + std::to_string(n),
+                  {{"flops", double(n)}, {"bytes", 2.0 * n * es}}, [&] { at::gelu(a); });
+      } catch (const std::exception& e) {
+        Fail("elementwise " + std::to_string(n), e.what());
+      }
+    }
+  }
+
+  void Reductions(const std::string& d) {
+    progress_("reduction " + d);
+    const int es = ElemSize(d);
+    for (int64_t n : Sizes()) {
+      const int64_t hidden = 768, rows = std::max<int64_t>(1, n / hidden);
+      try {
+        at::Tensor x = at::randn({rows, hidden}, Opts(d));
+        at::Tensor w = at::ones({hidden}, Opts(d)), b = at::zeros({hidden}, Opts(d));
+        KernelRow("reduction", d, "layer_norm " + std::to_string(rows) + "x768",
+                  {{"flops", 5.0 * rows * hidden}, {"bytes", double(2 * rows * hidden + 2 * hidden) * es}},
+                  [&] { at::layer_norm(x, {hidden}, w, b); });
+        const int64_t cols = 128, srows = std::max<int64_t>(1, n / cols);
+        at::Tensor s = at::randn({srows, cols}, Opts(d));
+        KernelRow("reduction", d, "softmax " + std::to_string(srows) + "x128",
+                  {{"flops", 5.0 * srows * cols}, {"bytes", 2.0 * srows * cols * es}},
+                  [&] { at::softmax(s, -1); });
+      } catch (const std::exception& e) {
+        Fail("reduction " + std::to_string(n), e.what());
+      }
+    }
+  }
+
+  void Copies(const std::string& d) {
+    progress_("copy " + d);
+    const int es = ElemSize(d);
+    for (int64_t n : Sizes()) {
+      const int64_t cols = 64, rows = std::max<int64_t>(1, n / cols);
+      try {
+        at::Tensor x = at::randn({rows, cols}, Opts(d)).t();
+        KernelRow("copy", d, "contiguous " + std::to_string(n),
+                  {{"flops", 0.0}, {"bytes", 2.0 * rows * cols * es}}, [&] { x.contiguous(); });
+      } catch (const std::exception& e) {
+        Fail("copy " + std::to_string(n), e.what());
+      }
+    }
+  }
+
+  void Gathers(const std::string& d) {
+    progress_("gather " + d);
+    const int es = ElemSize(d);
+    at::Tensor table = at::randn({30522, 768}, Opts(d));
+    for (int64_t n : {int64_t(16), int64_t(128), int64_t(1024), int64_t(8192), int64_t(16384)}) {
+      try {
+        at::Tensor idx = at::randint(0, 30522, {n}, at::TensorOptions().device(dev_).dtype(at::kLong));
+        KernelRow("gather", d, "embedding " + std::to_string(n),
+                  {{"flops", 0.0}, {"bytes", 2.0 * n * 768 * es + 8.0 * n}},
+                  [&] { at::embedding(table, idx); });
+      } catch (const std::exception& e) {
+        Fail("gather " + std::to_string(n), e.what());
+      }
+    }
+  }
+
+  // ---- CPU side: chains of tiny ops ----
+
+  static std::string ScriptSource(DispatchClass c, int n) {
+    std::ostringstream s;
+    s << "def forward(x, w):\n";
+    for (int i = 0; i < n; ++i) {
+      switch (c) {
+        case DispatchClass::kKernel: s << "    x = x + 1.0\n"; break;
+        case DispatchClass::kView: s << "    x = x.transpose(0, 1)\n"; break;
+        case DispatchClass::kLibrary: s << "    x = torch.mm(x, w)\n"; break;
+      }
+    }
+    s << "    return x\n";
+    return s.str();
+  }
+
+  void ChainOnce(DispatchClass c, int n, at::Tensor& x, const at::Tensor& w) {
+    for (int i = 0; i < n; ++i) {
+      switch (c) {
+        case DispatchClass::kKernel: x = at::add(x, 1.0); break;
+        case DispatchClass::kView: x = x.transpose(0, 1); break;
+        case DispatchClass::kLibrary: x = at::mm(x, w); break;
+      }
+    }
+  }
+
+  void DispatchRow(Framework f, DispatchClass c, int n, const std::vector<double>& call_us,
+                   double kernel_us, double span_us) {
+    json row = {{"framework", FrameworkName(f)}, {"class", DispatchClassName(c)}, {"n_ops", n},
+                {"modules", 0}, {"call_us", SpreadJson(call_us)},
+                {"gpu_kernel_us", kernel_us >= 0 ? json(kernel_us) : json(nullptr)},
+                {"gpu_span_us", span_us >= 0 ? json(span_us) : json(nullptr)}};
+    out_->Append("dispatch", row);
+  }
+
+  // GPU kernel time and span of one call, from per-call CUPTI records.
+  template <class F>
+  std::pair<double, double> GpuOfCall(F fn) {
+    fn();
+    KernelTracer::Collect();
+    std::vector<double> kern, span;
+    for (int r = 0; r < 5; ++r) {
+      fn();
+      KernelSummary s = SummarizeKernels(KernelTracer::Collect(), 1);
+      kern.push_back(s.kernel_us_per_call);
+      span.push_back(s.span_us_per_call);
+    }
+    return {Pct(kern, 0.5), Pct(span, 0.5)};
+  }
+
+  void DispatchChains(Framework f) {
+    progress_(std::string("dispatch chains: ") + FrameworkName(f));
+    std::vector<int> ns = opt_.quick ? std::vector<int>{1, 64, 256} : std::vector<int>{1, 16, 64, 128, 256, 512};
+    const int reps = opt_.quick ? 30 : 100;
+    at::TensorOptions o = at::TensorOptions().device(dev_).dtype(at::kFloat);
+    std::vector<DispatchClass> classes = {DispatchClass::kKernel, DispatchClass::kView, DispatchClass::kLibrary};
+    if (f == Framework::kCudaGraph) classes = {DispatchClass::kKernel};
+    for (DispatchClass c : classes) {
+      for (int n : ns) {
+        std::string what = std::string(FrameworkName(f)) + " " + DispatchClassName(c) + " x" + std::to_string(n);
+        try {
+          at::Tensor w = at::randn({8, 8}, o);
+          at::Tensor x0 = at::randn({8, 8}, o);
+          if (f == Framework::kLibtorchEager) {
+            auto fn = [&] {
+              at::Tensor x = x0;
+              ChainOnce(c, n, x, w);
+            };
+            auto calls = TimeCalls(fn, 5, reps);
+            auto [k, s] = GpuOfCall([&] { fn(); cudaDeviceSynchronize(); });
+            DispatchRow(f, c, n, calls, k, s);
+          } else if (f == Framework::kTorchscript) {
+            auto cu = torch::jit::compile(ScriptSource(c, n));
+            torch::jit::Function& fwd = cu->get_function("forward");
+            std::vector<c10::IValue> in = {x0, w};
+            auto fn = [&] { fwd(in); };
+            auto calls = TimeCalls(fn, 5, reps);
+            auto [k, s] = GpuOfCall([&] { fn(); cudaDeviceSynchronize(); });
+            DispatchRow(f, c, n, calls, k, s);
+          } else if (f == Framework::kCudaGraph) {
+            at::Tensor x = x0.clone();
+            at::cuda::CUDAGraph graph;
+            auto stream = c10::cuda::getStreamFromPool();
+            {
+              c10::cuda::CUDAStreamGuard guard(stream);
+              at::Tensor y = x;
+              ChainOnce(c, n, y, w);  // warm up on the side stream
+              stream.synchronize();
+              graph.capture_begin();
+              at::Tensor z = x;
+              ChainOnce(c, n, z, w);
+              graph.capture_end();
+            }
+            cudaDeviceSynchronize();
+            auto fn = [&] { graph.replay(); };
+            auto calls = TimeCalls(fn, 5, reps);
+            auto [k, s] = GpuOfCall([&] { fn(); cudaDeviceSynchronize(); });
+            DispatchRow(f, c, n, calls, k, s);
+          }
+        } catch (const std::exception& e) {
+          Fail(what, e.what());
+        }
+      }
+    }
+  }
+
+  const BenchOptions& opt_;
+  const ProgressFn& progress_;
+  ResultWriter* out_;
+  at::Device dev_;
+  int rows_ = 0;
+};
+
+std::string DefaultEagerScript() {
+  return std::string(FTAX_SOURCE_DIR) + "/scripts/bench_eager.py";
+}
+
+}  // namespace
+
+Status RunBench(const BenchOptions& opt, const ProgressFn& progress) {
+  if (opt.output.empty()) return InvalidInput("an output file is required (-o FILE)");
+  if (!torch::cuda::is_available()) return Unsupported("no CUDA device is visible to LibTorch");
+  if (opt.device < 0 || opt.device >= int(torch::cuda::device_count()))
+    return InvalidInput("--device " + std::to_string(opt.device) + " does not exist (" +
+                        std::to_string(torch::cuda::device_count()) + " visible)");
+  for (const auto& d : opt.dtypes)
+    if (d != "fp32" && d != "fp16" && d != "bf16")
+      return InvalidInput("unknown dtype '" + d + "' (fp32, fp16, bf16)");
+  cudaSetDevice(opt.device);
+  json header = {{"schema_version", 1}, {"kind", "ftax-measurements"},
+                 {"host", HostIdentity(opt.device)}, {"quick", opt.quick},
+                 {"started", UtcNow()}, {"kernels", json::array()}, {"dispatch", json::array()},
+                 {"failures", json::array()},
+                 {"notes", {"TorchScript chains ran with the TensorExpr fuser off, so each op is one node",
+                            "kernel_us is the sum of CUPTI kernel durations of one call"}}};
+  ResultWriter out(opt.output, header);
+  Status s = out.Set("started", UtcNow());
+  if (!s.ok()) return s;
+  s = KernelTracer::Start();
+  if (!s.ok()) return s;
+  torch::NoGradGuard no_grad;
+  torch::jit::setTensorExprFuserEnabled(false);
+  Bench bench(opt, progress, &out);
+  auto t0 = Clock::now();
+  if (opt.kernels) {
+    s = bench.RunKernels();
+    if (!s.ok()) return s;
+  }
+  s = bench.RunDispatch();
+  if (!s.ok()) return s;
+  torch::jit::setTensorExprFuserEnabled(true);
+  if (std::find(opt.frameworks.begin(), opt.frameworks.end(), Framework::kPytorchEager) !=
+      opt.frameworks.end()) {
+    std::string script = opt.eager_script.empty() ? DefaultEagerScript() : opt.eager_script;
+    std::string part = opt.output + ".eager.json";
+    std::string cmd = opt.python + " " + script + " --device " + std::to_string(opt.device) +
+                      (opt.quick ? " --quick" : "") + " --out " + part;
+    progress("pytorch-eager: " + cmd);
+    int rc = std::system(cmd.c_str());
+    std::ifstream in(part);
+    json eager;
+    if (rc == 0 && in) {
+      try {
+        in >> eager;
+        for (auto& row : eager.value("dispatch", json::array())) out.Append("dispatch", row);
+        if (eager.contains("python")) {
+          json host = out.doc()["host"];
+          host["python"] = eager["python"];
+          out.Set("host", host);
+        }
+      } catch (const std::exception& e) {
+        out.Append("failures", {{"what", "pytorch-eager"}, {"error", e.what()}});
+      }
+    } else {
+      out.Append("failures", {{"what", "pytorch-eager"},
+                              {"error", "'" + cmd + "' exited with " + std::to_string(rc)}});
+    }
+    std::remove(part.c_str());
+  }
+  KernelTracer::Stop();
+  out.Set("finished", UtcNow());
+  out.Set("wall_s", std::chrono::duration<double>(Clock::now() - t0).count());
+  return Status::Ok();
+}
+
+}  // namespace ftax

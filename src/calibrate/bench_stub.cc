@@ -1,0 +1,14 @@
+// RunBench for builds without LibTorch+CUDA: says so.
+#if !defined(FTAX_HAVE_TORCH) || !defined(FTAX_HAVE_CUDA)
+#include "calibrate/bench.h"
+
+namespace ftax {
+
+Status RunBench(const BenchOptions&, const ProgressFn&) {
+  return Unsupported(
+      "this ftax was built without LibTorch and CUDA/CUPTI, which `ftax bench` needs; build it "
+      "on the GPU host (scripts/build_gpu.sh) with -DFTAX_WITH_TORCH=ON");
+}
+
+}  // namespace ftax
+#endif

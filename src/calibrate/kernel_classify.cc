@@ -1,0 +1,64 @@
+#include "calibrate/kernel_classify.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace ftax {
+namespace {
+
+struct Rule {
+  const char* needle;
+  KernelClass cls;
+};
+
+// Order matters: attention before gemm (flash kernels mention gemm-like tiles), conv before
+// gemm (cuDNN implicit-GEMM kernels), norms before elementwise.
+const Rule kRules[] = {
+    {"fmha", KernelClass::kAttention},
+    {"flash", KernelClass::kAttention},
+    {"attention", KernelClass::kAttention},
+    {"attn", KernelClass::kAttention},
+    {"depthwise", KernelClass::kDepthwise},
+    {"dgrad", KernelClass::kConv},
+    {"conv", KernelClass::kConv},
+    {"implicit_gemm", KernelClass::kConv},
+    {"fprop", KernelClass::kConv},
+    {"implicit_convolve", KernelClass::kConv},
+    {"nchwtonhwc", KernelClass::kCopy},
+    {"nhwctonchw", KernelClass::kCopy},
+    {"gemm", KernelClass::kGemm},
+    {"nvjet", KernelClass::kGemm},
+    {"cutlass", KernelClass::kGemm},
+    {"xmma", KernelClass::kGemm},
+    {"cublas", KernelClass::kGemm},
+    {"splitk", KernelClass::kGemm},
+    {"softmax", KernelClass::kReduction},
+    {"layer_norm", KernelClass::kReduction},
+    {"layernorm", KernelClass::kReduction},
+    {"batch_norm", KernelClass::kReduction},
+    {"batchnorm", KernelClass::kReduction},
+    {"bn_fw", KernelClass::kReduction},
+    {"reduce", KernelClass::kReduction},
+    {"pool", KernelClass::kReduction},
+    {"indexselect", KernelClass::kGather},
+    {"index_select", KernelClass::kGather},
+    {"embedding", KernelClass::kGather},
+    {"gather", KernelClass::kGather},
+    {"cat", KernelClass::kCopy},
+    {"copy", KernelClass::kCopy},
+    {"elementwise", KernelClass::kElementwise},
+    {"vectorized", KernelClass::kElementwise},
+    {"fused", KernelClass::kElementwise},
+};
+
+}  // namespace
+
+std::optional<KernelClass> ClassifyKernelName(const std::string& name) {
+  std::string n = name;
+  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return std::tolower(c); });
+  for (const Rule& r : kRules)
+    if (n.find(r.needle) != std::string::npos) return r.cls;
+  return std::nullopt;
+}
+
+}  // namespace ftax

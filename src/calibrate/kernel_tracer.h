@@ -1,0 +1,48 @@
+// CUPTI kernel records: the GPU's own account of which kernels ran and for how long.
+//
+// KernelTracer enables CUPTI's concurrent-kernel activity records for the process. Between
+// Start() and Collect() every kernel launched on any stream (also from CUDA graph replays)
+// is recorded with its name and device start/end timestamps. Host timers cannot see kernel
+// durations behind asynchronous launches; these records can.
+//
+//   KernelTracer::Start();
+//   run_model();  cudaDeviceSynchronize();
+//   std::vector<KernelRecord> ks = KernelTracer::Collect();
+//
+// Built only with CUDA + CUPTI (kernel_tracer_cuda.cc); elsewhere Start() returns kUnsupported.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace ftax {
+
+struct KernelRecord {
+  std::string name;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint32_t stream = 0;
+  double duration_us() const { return double(end_ns - start_ns) / 1e3; }
+};
+
+class KernelTracer {
+ public:
+  static Status Start();
+  // Flushes CUPTI buffers and returns (and forgets) the records gathered so far.
+  static std::vector<KernelRecord> Collect();
+  static void Stop();
+};
+
+// Summary of the records of `calls` identical calls: kernels per call, kernel time per call
+// (sum of durations), and span per call (first start to last end).
+struct KernelSummary {
+  double kernels_per_call = 0;
+  double kernel_us_per_call = 0;
+  double span_us_per_call = 0;
+};
+KernelSummary SummarizeKernels(const std::vector<KernelRecord>& records, int calls);
+
+}  // namespace ftax

@@ -1,0 +1,35 @@
+#include <fstream>
+
+#include "calibrate/model_runner.h"
+
+namespace ftax {
+
+Status ReadModelMeta(const std::string& meta_path, RunOptions* o) {
+  std::ifstream in(meta_path);
+  if (!in) return NotFound("cannot open model description '" + meta_path + "'");
+  nlohmann::json j;
+  try {
+    in >> j;
+  } catch (const std::exception& e) {
+    return InvalidInput("'" + meta_path + "' is not valid JSON: " + e.what());
+  }
+  if (!j.contains("inputs") || !j["inputs"].is_array())
+    return InvalidInput("'" + meta_path + "': missing array 'inputs'");
+  o->inputs.clear();
+  for (const auto& x : j["inputs"]) {
+    ModelInput mi;
+    if (!x.contains("shape") || !x["shape"].is_array())
+      return InvalidInput("'" + meta_path + "': inputs[].shape must be an array");
+    mi.shape = x["shape"].get<std::vector<int64_t>>();
+    mi.dtype = x.value("dtype", "float32");
+    o->inputs.push_back(mi);
+  }
+  if (o->model_name.empty()) o->model_name = j.value("model", "");
+  if (o->arch.empty()) o->arch = j.value("arch", "");
+  o->precision = j.value("precision", o->precision);
+  if (j.contains("seq") && j["seq"].is_number_integer() && j.value("kind", "") == "text")
+    o->seq = j["seq"].get<int64_t>();
+  return Status::Ok();
+}
+
+}  // namespace ftax

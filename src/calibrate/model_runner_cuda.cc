@@ -1,0 +1,195 @@
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime.h>
+#include <torch/script.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+#include "calibrate/kernel_tracer.h"
+#include "calibrate/model_runner.h"
+
+namespace ftax {
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+double Pct(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  double pos = q * double(v.size() - 1);
+  size_t lo = size_t(pos), hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - double(lo));
+}
+
+json SpreadJson(const std::vector<double>& v) {
+  return {{"median", Pct(v, 0.5)}, {"p10", Pct(v, 0.1)}, {"p90", Pct(v, 0.9)}, {"n", v.size()}};
+}
+
+at::ScalarType ScalarOf(const std::string& d) {
+  if (d == "int64" || d == "long") return at::kLong;
+  if (d == "int32" || d == "int") return at::kInt;
+  if (d == "float16" || d == "half" || d == "fp16") return at::kHalf;
+  if (d == "bfloat16" || d == "bf16") return at::kBFloat16;
+  if (d == "bool") return at::kBool;
+  return at::kFloat;
+}
+
+std::vector<c10::IValue> MakeInputs(const RunOptions& o, int64_t batch, const at::Device& dev) {
+  std::vector<c10::IValue> in;
+  bool first_int = true;
+  for (const ModelInput& mi : o.inputs) {
+    std::vector<int64_t> shape = mi.shape;
+    if (!shape.empty()) shape[0] = batch;
+    at::ScalarType t = ScalarOf(mi.dtype);
+    at::TensorOptions opt = at::TensorOptions().device(dev).dtype(t);
+    if (t == at::kLong || t == at::kInt) {
+      // Token ids first (random), masks after (all ones), as the export script made them.
+      in.emplace_back(first_int ? at::randint(0, 1000, shape, opt) : at::ones(shape, opt));
+      first_int = false;
+    } else {
+      in.emplace_back(at::randn(shape, opt));
+    }
+  }
+  return in;
+}
+
+struct Timed {
+  std::vector<double> host_ms, event_ms;
+};
+
+template <class F>
+Timed TimeIters(F fn, double budget_s) {
+  for (int i = 0; i < 5; ++i) fn();
+  cudaDeviceSynchronize();
+  auto t0 = Clock::now();
+  fn();
+  cudaDeviceSynchronize();
+  double one = std::chrono::duration<double>(Clock::now() - t0).count();
+  int reps = int(std::max(10.0, std::min(50.0, budget_s / std::max(one, 1e-6))));
+  Timed t;
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  auto stream = c10::cuda::getCurrentCUDAStream().stream();
+  for (int i = 0; i < reps; ++i) {
+    auto h0 = Clock::now();
+    cudaEventRecord(a, stream);
+    fn();
+    cudaEventRecord(b, stream);
+    cudaDeviceSynchronize();
+    t.host_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - h0).count());
+    float ms = 0;
+    cudaEventElapsedTime(&ms, a, b);
+    t.event_ms.push_back(ms);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return t;
+}
+
+template <class F>
+json KernelsOf(F fn, int iters, double* kernel_ms, double* per_iter) {
+  KernelTracer::Collect();
+  for (int i = 0; i < iters; ++i) fn();
+  std::vector<KernelRecord> rec = KernelTracer::Collect();
+  std::map<std::string, std::pair<double, double>> by_name;
+  double total = 0;
+  for (const auto& r : rec) {
+    auto& e = by_name[r.name.substr(0, 160)];
+    e.first += 1.0 / iters;
+    e.second += r.duration_us() / iters;
+    total += r.duration_us();
+  }
+  *kernel_ms = total / iters / 1e3;
+  *per_iter = double(rec.size()) / iters;
+  json k = json::object();
+  for (const auto& [n, v] : by_name) k[n] = {v.first, v.second};
+  return k;
+}
+
+}  // namespace
+
+Status MeasureModel(const RunOptions& o, const ProgressFn& progress, ResultWriter* out) {
+  if (!torch::cuda::is_available()) return Unsupported("no CUDA device is visible to LibTorch");
+  at::Device dev(at::kCUDA, o.device);
+  torch::jit::Module module;
+  try {
+    module = torch::jit::load(o.model_path, dev);
+  } catch (const std::exception& e) {
+    return InvalidInput("cannot load TorchScript model '" + o.model_path + "': " +
+                        std::string(e.what()).substr(0, 400));
+  }
+  module.eval();
+  Status s = KernelTracer::Start();
+  if (!s.ok()) return s;
+  torch::NoGradGuard no_grad;
+  for (Framework f : o.frameworks) {
+    if (f != Framework::kTorchscript && f != Framework::kCudaGraph) {
+      out->Append("failures", {{"model", o.model_name}, {"framework", FrameworkName(f)},
+                               {"error", "a TorchScript file can be run as torchscript or cuda-graph only"}});
+      continue;
+    }
+    for (int64_t b : o.batches) {
+      json row = {{"model", o.model_name}, {"arch", o.arch}, {"framework", FrameworkName(f)},
+                  {"precision", o.precision}, {"batch", b},
+                  {"seq", o.seq > 0 ? json(o.seq) : json(nullptr)}, {"source", o.model_path}};
+      try {
+        std::vector<c10::IValue> in = MakeInputs(o, b, dev);
+        Timed t;
+        json kernels;
+        double kernel_ms = 0, per_iter = 0;
+        if (f == Framework::kTorchscript) {
+          auto fn = [&] { module.forward(in); };
+          t = TimeIters(fn, o.budget_s);
+          kernels = KernelsOf(fn, 3, &kernel_ms, &per_iter);
+        } else {
+          for (int i = 0; i < 5; ++i) module.forward(in);  // profiling runs before capture
+          cudaDeviceSynchronize();
+          auto graph = std::make_unique<at::cuda::CUDAGraph>();
+          auto stream = c10::cuda::getStreamFromPool();
+          {
+            c10::cuda::CUDAStreamGuard guard(stream);
+            module.forward(in);
+            stream.synchronize();
+            graph->capture_begin();
+            module.forward(in);
+            graph->capture_end();
+          }
+          cudaDeviceSynchronize();
+          auto fn = [&] { graph->replay(); };
+          t = TimeIters(fn, o.budget_s);
+          kernels = KernelsOf(fn, 3, &kernel_ms, &per_iter);
+          graph.reset();
+        }
+        json lat = SpreadJson(t.host_ms);
+        row["latency_ms"] = lat;
+        row["event_ms"] = SpreadJson(t.event_ms);
+        row["kernels_per_iter"] = per_iter;
+        row["kernel_ms"] = kernel_ms;
+        row["kernels"] = kernels;
+        row["framework_ms_measured"] = std::max(0.0, lat["median"].get<double>() - kernel_ms);
+        out->Append("rows", row);
+        char line[256];
+        std::snprintf(line, sizeof(line), "%s %s b%lld: %.3f ms [%.3f, %.3f] kernels %.0f kernel %.3f ms",
+                      FrameworkName(f), o.model_name.c_str(), (long long)b, lat["median"].get<double>(),
+                      lat["p10"].get<double>(), lat["p90"].get<double>(), per_iter, kernel_ms);
+        progress(line);
+      } catch (const std::exception& e) {
+        row["error"] = std::string(e.what()).substr(0, 300);
+        out->Append("failures", row);
+        progress(std::string("failed: ") + FrameworkName(f) + " b" + std::to_string(b) + ": " +
+                 std::string(e.what()).substr(0, 200));
+      }
+      c10::cuda::CUDACachingAllocator::emptyCache();
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace ftax

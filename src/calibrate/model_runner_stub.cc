@@ -1,0 +1,15 @@
+// MeasureModel for builds without LibTorch+CUDA: says so.
+#if !defined(FTAX_HAVE_TORCH) || !defined(FTAX_HAVE_CUDA)
+#include "calibrate/model_runner.h"
+
+namespace ftax {
+
+Status MeasureModel(const RunOptions&, const ProgressFn&, ResultWriter*) {
+  return Unsupported(
+      "this ftax was built without LibTorch and CUDA/CUPTI, which running a model needs; "
+      "compare existing measurements with `ftax validate --measured FILE`, or build on the GPU "
+      "host (scripts/build_gpu.sh)");
+}
+
+}  // namespace ftax
+#endif

@@ -1,0 +1,31 @@
+// A JSON results file that is rewritten after every row, so that an interrupted run keeps
+// everything measured so far. Used by `ftax bench` (measurement files) and `ftax validate`.
+//
+//   ResultWriter w("out.json", {{"schema_version", 1}, {"kind", "ftax-measurements"}});
+//   w.Append("kernels", row);   // file on disk now holds the row
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+
+namespace ftax {
+
+class ResultWriter {
+ public:
+  ResultWriter(std::string path, nlohmann::json header);
+  // Appends `row` to the array `list` and rewrites the file (write to a temporary file, then
+  // rename, so readers never see half a file).
+  Status Append(const std::string& list, nlohmann::json row);
+  Status Set(const std::string& key, nlohmann::json value);
+  const nlohmann::json& doc() const { return doc_; }
+
+ private:
+  Status Flush();
+  std::string path_;
+  nlohmann::json doc_;
+};
+
+}  // namespace ftax

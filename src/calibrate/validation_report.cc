@@ -1,0 +1,192 @@
+#include "calibrate/validation_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "calibrate/kernel_classify.h"
+#include "graph/arch_spec.h"
+
+namespace ftax {
+namespace {
+
+using json = nlohmann::json;
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+Expected<ValidationReport> CompareMeasurements(const json& measured, const HostProfile& profile,
+                                               const CompareOptions& opt) {
+  if (!measured.is_object() || !measured.contains("rows") || !measured["rows"].is_array())
+    return InvalidInput("measurements: expected an object with an array 'rows'");
+  ValidationReport rep;
+  std::map<std::string, std::vector<std::string>> seen_notes;
+  int index = 0;
+  for (const json& m : measured["rows"]) {
+    const std::string where = "rows[" + std::to_string(index++) + "]";
+    ValidationRow r;
+    try {
+      r.model = m.value("model", "");
+      r.arch = m.value("arch", "");
+      r.framework = m.at("framework").get<std::string>();
+      r.precision = m.at("precision").get<std::string>();
+      r.batch = m.at("batch").get<int64_t>();
+      r.seq = m.contains("seq") && m["seq"].is_number_integer() ? m["seq"].get<int64_t>() : 0;
+      const json& lat = m.at("latency_ms");
+      r.measured_ms = lat.at("median").get<double>();
+      r.measured_p10 = lat.at("p10").get<double>();
+      r.measured_p90 = lat.at("p90").get<double>();
+      r.measured_kernel_ms = m.value("kernel_ms", 0.0);
+      r.measured_kernels = m.value("kernels_per_iter", 0.0);
+    } catch (const std::exception& e) {
+      return InvalidInput("measurements " + where + ": " + e.what());
+    }
+    if (r.arch.empty()) {
+      rep.skipped.push_back(where + " (" + r.model + "): no arch spec to predict from");
+      continue;
+    }
+    auto fw = ParseFramework(r.framework);
+    auto dt = ParseDType(r.precision);
+    if (!fw || !dt) {
+      rep.skipped.push_back(where + ": unknown framework or precision");
+      continue;
+    }
+    r.measured_framework_ms = std::max(0.0, r.measured_ms - r.measured_kernel_ms);
+    r.measured_bound = r.measured_kernel_ms > r.measured_framework_ms ? "compute" : "framework";
+    if (m.contains("kernels") && m["kernels"].is_object()) {
+      for (const auto& [name, v] : m["kernels"].items()) {
+        if (!v.is_array() || v.size() < 2) continue;
+        double ms = v[1].get<double>() / 1e3;
+        auto c = ClassifyKernelName(name);
+        if (c) r.measured_class_ms[int(*c)] += ms;
+        else r.unclassified_ms += ms;
+      }
+    }
+    DimBindings dims = {{"batch", r.batch}};
+    if (r.seq > 0) dims["seq"] = r.seq;
+    Expected<Graph> g = BuildArchGraph(r.arch, dims, ArchFlavor::kTorch);
+    if (!g.ok()) {
+      rep.skipped.push_back(where + " (" + r.model + "): " + g.status().message());
+      continue;
+    }
+    DType precision = *dt;
+    std::vector<std::string> notes;
+    Expected<PredictionPoint> p =
+        PredictPoint(g.value(), profile, *fw, precision, opt.interval_samples, 1, &notes);
+    if (!p.ok()) {
+      rep.skipped.push_back(where + " (" + r.model + " " + r.framework + "): " + p.status().message());
+      continue;
+    }
+    for (const auto& n : notes)
+      if (std::find(rep.notes.begin(), rep.notes.end(), n) == rep.notes.end()) rep.notes.push_back(n);
+    r.predicted = p.value();
+    r.predicted.batch = r.batch;
+    r.error_pct = 100.0 * (r.predicted.latency_ms - r.measured_ms) / r.measured_ms;
+    const double tol = *fw == Framework::kCudaGraph ? opt.tolerance_pct : opt.tolerance_eager_pct;
+    r.within_tolerance = std::fabs(r.error_pct) <= tol;
+    r.inside_spread = r.predicted.latency_ms >= r.measured_p10 && r.predicted.latency_ms <= r.measured_p90;
+    r.bound_agrees = r.predicted.bound == r.measured_bound;
+    rep.rows.push_back(r);
+  }
+  // Per framework.
+  std::map<std::string, FrameworkSummary> fs;
+  std::map<std::string, std::vector<double>> errs;
+  for (const ValidationRow& r : rep.rows) {
+    FrameworkSummary& s = fs[r.framework];
+    s.framework = r.framework;
+    s.tolerance_pct = r.framework == "cuda-graph" ? opt.tolerance_pct : opt.tolerance_eager_pct;
+    s.rows++;
+    s.within += r.within_tolerance;
+    s.inside += r.inside_spread;
+    s.within_or_inside += r.within_tolerance || r.inside_spread;
+    s.bound_agree += r.bound_agrees;
+    errs[r.framework].push_back(std::fabs(r.error_pct));
+    for (int c = 0; c < 8; ++c) {
+      s.predicted_class_ms[c] += r.predicted.class_ms[c];
+      s.measured_class_ms[c] += r.measured_class_ms[c];
+    }
+  }
+  for (auto& [name, s] : fs) {
+    s.median_abs_error_pct = Median(errs[name]);
+    rep.frameworks.push_back(s);
+  }
+  // Crossover per model/framework/precision on the measured batch grid.
+  std::map<std::string, std::vector<const ValidationRow*>> groups;
+  for (const ValidationRow& r : rep.rows) groups[r.model + "|" + r.framework + "|" + r.precision].push_back(&r);
+  for (auto& [key, rows] : groups) {
+    std::sort(rows.begin(), rows.end(), [](auto* a, auto* b) { return a->batch < b->batch; });
+    CrossoverCheck c;
+    c.model = rows[0]->model;
+    c.framework = rows[0]->framework;
+    c.precision = rows[0]->precision;
+    c.max_batch = rows.back()->batch;
+    for (const ValidationRow* r : rows) {
+      if (!c.measured && r->measured_bound == "compute") c.measured = r->batch;
+      if (!c.predicted && r->predicted.bound == "compute") c.predicted = r->batch;
+    }
+    if (!c.measured && !c.predicted) c.agrees = true;
+    else if (c.measured && c.predicted)
+      c.agrees = std::max(*c.measured, *c.predicted) <= 2 * std::min(*c.measured, *c.predicted);
+    rep.crossovers.push_back(c);
+  }
+  return rep;
+}
+
+json ValidationReportToJson(const ValidationReport& r) {
+  json j;
+  j["rows"] = json::array();
+  for (const ValidationRow& v : r.rows) {
+    json pc = json::object(), mc = json::object();
+    for (int c = 0; c < 8; ++c) {
+      pc[KernelClassName(KernelClass(c))] = v.predicted.class_ms[c];
+      mc[KernelClassName(KernelClass(c))] = v.measured_class_ms[c];
+    }
+    j["rows"].push_back({{"model", v.model}, {"arch", v.arch}, {"framework", v.framework},
+                         {"precision", v.precision}, {"batch", v.batch},
+                         {"measured_ms", v.measured_ms}, {"measured_p10_ms", v.measured_p10},
+                         {"measured_p90_ms", v.measured_p90}, {"measured_kernel_ms", v.measured_kernel_ms},
+                         {"measured_kernels", v.measured_kernels},
+                         {"measured_framework_ms", v.measured_framework_ms},
+                         {"measured_bound", v.measured_bound},
+                         {"predicted_ms", v.predicted.latency_ms},
+                         {"predicted_interval_ms", {v.predicted.interval_lo_ms, v.predicted.interval_hi_ms}},
+                         {"predicted_framework_ms", v.predicted.framework_ms},
+                         {"predicted_compute_ms", v.predicted.compute_ms},
+                         {"predicted_kernels", v.predicted.kernels},
+                         {"predicted_dispatches", v.predicted.dispatches},
+                         {"predicted_bound", v.predicted.bound}, {"error_pct", v.error_pct},
+                         {"within_tolerance", v.within_tolerance}, {"inside_spread", v.inside_spread},
+                         {"bound_agrees", v.bound_agrees}, {"predicted_class_ms", pc},
+                         {"measured_class_ms", mc}, {"unclassified_kernel_ms", v.unclassified_ms}});
+  }
+  j["frameworks"] = json::array();
+  for (const FrameworkSummary& s : r.frameworks) {
+    json cls = json::object();
+    for (int c = 0; c < 8; ++c)
+      if (s.measured_class_ms[c] > 0 || s.predicted_class_ms[c] > 0)
+        cls[KernelClassName(KernelClass(c))] = {{"predicted_ms", s.predicted_class_ms[c]},
+                                                {"measured_ms", s.measured_class_ms[c]}};
+    j["frameworks"].push_back({{"framework", s.framework}, {"rows", s.rows},
+                               {"tolerance_pct", s.tolerance_pct}, {"within_tolerance", s.within},
+                               {"inside_spread", s.inside}, {"within_or_inside", s.within_or_inside},
+                               {"bound_agrees", s.bound_agree},
+                               {"median_abs_error_pct", s.median_abs_error_pct}, {"class_ms", cls}});
+  }
+  j["crossovers"] = json::array();
+  for (const CrossoverCheck& c : r.crossovers)
+    j["crossovers"].push_back({{"model", c.model}, {"framework", c.framework}, {"precision", c.precision},
+                               {"measured", c.measured ? json(*c.measured) : json(nullptr)},
+                               {"predicted", c.predicted ? json(*c.predicted) : json(nullptr)},
+                               {"max_batch", c.max_batch}, {"agrees", c.agrees}});
+  j["notes"] = r.notes;
+  j["skipped"] = r.skipped;
+  return j;
+}
+
+}  // namespace ftax

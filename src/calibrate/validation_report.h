@@ -1,0 +1,78 @@
+// Validation: predictions put beside real measurements.
+//
+// Measured rows (from `ftax validate MODEL.pt` on a CUDA host, or from
+// scripts/validate_eager.py for Python eager) name a model's arch spec, framework,
+// precision and batch, with the measured latency spread, kernel time and kernels by name.
+// CompareMeasurements predicts every row with a host profile and reports per row the error,
+// whether the prediction falls inside the measured p10..p90, whether the bound agrees, and
+// per kernel class the predicted and measured kernel time; then per framework the share of
+// rows within tolerance, and per model the measured and predicted crossover batch.
+//
+//   Expected<ValidationReport> r = CompareMeasurements(rows_json, profile, {});
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+#include "predictor/host_profile.h"
+#include "predictor/predict.h"
+
+namespace ftax {
+
+struct CompareOptions {
+  int interval_samples = 64;
+  double tolerance_pct = 10;  // cuda-graph target; eager targets use tolerance_eager_pct
+  double tolerance_eager_pct = 15;
+};
+
+struct ValidationRow {
+  std::string model, arch, framework, precision;
+  int64_t batch = 1;
+  int64_t seq = 0;
+  double measured_ms = 0, measured_p10 = 0, measured_p90 = 0;
+  double measured_kernel_ms = 0, measured_kernels = 0, measured_framework_ms = 0;
+  std::string measured_bound;
+  std::array<double, 8> measured_class_ms{};
+  double unclassified_ms = 0;
+  PredictionPoint predicted;
+  double error_pct = 0;       // (predicted - measured) / measured
+  bool within_tolerance = false;
+  bool inside_spread = false;  // predicted inside [p10, p90] of the measurement
+  bool bound_agrees = false;
+};
+
+struct FrameworkSummary {
+  std::string framework;
+  int rows = 0, within = 0, inside = 0, within_or_inside = 0, bound_agree = 0;
+  double median_abs_error_pct = 0;
+  double tolerance_pct = 0;
+  std::array<double, 8> predicted_class_ms{}, measured_class_ms{};
+};
+
+struct CrossoverCheck {
+  std::string model, framework, precision;
+  std::optional<int64_t> measured, predicted;  // first compute-bound batch on the grid
+  int64_t max_batch = 0;
+  bool agrees = false;  // within one power of two (or both absent)
+};
+
+struct ValidationReport {
+  std::vector<ValidationRow> rows;
+  std::vector<FrameworkSummary> frameworks;
+  std::vector<CrossoverCheck> crossovers;
+  std::vector<std::string> notes;
+  std::vector<std::string> skipped;  // rows that could not be predicted, with the reason
+};
+
+Expected<ValidationReport> CompareMeasurements(const nlohmann::json& measured,
+                                               const HostProfile& profile,
+                                               const CompareOptions& options);
+
+nlohmann::json ValidationReportToJson(const ValidationReport& r);
+
+}  // namespace ftax

@@ -1,0 +1,174 @@
+#include "cli/model_source.h"
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+
+#include "graph/dim_binding.h"
+#include "graph/graph_stats.h"
+#include "graph/onnx_loader.h"
+
+namespace ftax::cli {
+namespace {
+
+bool HasSymbol(const Graph& g, const std::string& name) {
+  for (const std::string& in : g.inputs) {
+    const TensorInfo* t = g.Find(in);
+    if (!t) continue;
+    for (const Dim& d : t->shape)
+      if (d.symbol == name) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Expected<ModelSource> OpenModelSource(const ModelSourceOptions& o) {
+  if (o.path.empty() == o.arch.empty())
+    return InvalidInput("give exactly one of a MODEL file or --arch SPEC");
+  std::vector<DimFlag> flags;
+  for (const auto& d : o.dims) {
+    Expected<DimFlag> f = ParseDimFlag(d);
+    if (!f.ok()) return f.status().WithContext("--dim");
+    flags.push_back(f.value());
+  }
+  Expected<DimBindings> dims = CollectDims(flags);
+  if (!dims.ok()) return dims.status();
+  std::vector<InputShapeFlag> shapes;
+  for (const auto& s : o.input_shapes) {
+    Expected<InputShapeFlag> f = ParseInputShapeFlag(s);
+    if (!f.ok()) return f.status().WithContext("--input-shape");
+    shapes.push_back(f.value());
+  }
+  ModelSource src;
+  if (!o.arch.empty()) {
+    if (o.flavor != "torch" && o.flavor != "onnx")
+      return InvalidInput("--flavor must be torch or onnx");
+    src.flavor = o.flavor == "onnx" ? ArchFlavor::kOnnx : ArchFlavor::kTorch;
+    src.arch = o.arch;
+    src.dims = dims.value();
+    src.description = o.arch;
+    // Build once now so that spec errors surface before any sweep.
+    DimBindings probe = src.dims;
+    if (!probe.count("batch")) probe["batch"] = 1;
+    Expected<Graph> g = BuildArchGraph(o.arch, probe, src.flavor);
+    if (!g.ok()) return g.status().WithContext("--arch");
+    const std::string spec = o.arch;
+    const DimBindings base = src.dims;
+    const ArchFlavor flavor = src.flavor;
+    src.at_batch = [spec, base, flavor](int64_t b) -> Expected<Graph> {
+      DimBindings d = base;
+      d["batch"] = b;
+      return BuildArchGraph(spec, d, flavor);
+    };
+    return src;
+  }
+  Expected<Graph> loaded = LoadOnnxFile(o.path);
+  if (!loaded.ok()) return loaded.status();
+  auto base = std::make_shared<Graph>(std::move(loaded.value()));
+  src.from_onnx = true;
+  src.description = o.path;
+  const bool symbolic = HasSymbol(*base, o.batch_dim);
+  const DimBindings user = dims.value();
+  const std::string batch_dim = o.batch_dim;
+  src.at_batch = [base, user, shapes, symbolic, batch_dim](int64_t b) -> Expected<Graph> {
+    Graph g = *base;
+    DimBindings d = user;
+    std::vector<InputShapeFlag> s = shapes;
+    if (symbolic) {
+      d[batch_dim] = b;
+    } else {
+      // No symbolic batch: set the leading dim of every graph input.
+      for (const std::string& in : g.inputs) {
+        TensorInfo& t = g.Tensor(in);
+        bool given = false;
+        for (InputShapeFlag& f : s)
+          if (f.input == in || (f.input.empty() && g.inputs.size() == 1)) {
+            if (!f.dims.empty()) f.dims[0] = b;
+            given = true;
+          }
+        if (!given && t.has_shape && !t.shape.empty()) t.shape[0] = Dim::Known(b);
+      }
+    }
+    Status st = PrepareGraph(&g, d, s);
+    if (!st.ok()) return st;
+    std::vector<std::string> unbound = UnboundInputDims(g);
+    if (!unbound.empty()) {
+      std::string names;
+      for (const auto& n : unbound) names += (names.empty() ? "" : ", ") + n;
+      return InvalidInput("unbound symbolic dims: " + names + " (bind them with --dim NAME=VALUE)");
+    }
+    return g;
+  };
+  return src;
+}
+
+Expected<std::string> ScaleArchSpec(const std::string& spec, const std::string& what, double factor) {
+  auto colon = spec.find(':');
+  std::string family = spec.substr(0, colon);
+  std::vector<std::pair<std::string, std::string>> kv;
+  if (colon != std::string::npos) {
+    std::stringstream ss(spec.substr(colon + 1));
+    std::string part;
+    while (std::getline(ss, part, ',')) {
+      auto eq = part.find('=');
+      if (eq == std::string::npos) return InvalidInput("arch spec: '" + part + "' is not KEY=VALUE");
+      kv.emplace_back(part.substr(0, eq), part.substr(eq + 1));
+    }
+  }
+  // Default values of the keys we scale, per family, when the spec does not give them.
+  static const std::map<std::string, std::map<std::string, double>> kDefaults = {
+      {"bert", {{"hidden", 768}, {"ffn", 3072}, {"layers", 12}}},
+      {"gpt", {{"hidden", 768}, {"ffn", 3072}, {"layers", 12}}},
+      {"vit", {{"hidden", 768}, {"ffn", 3072}, {"layers", 12}}},
+      {"resnet", {{"width", 64}}},
+      {"mobilenet", {{"width_mult", 1.0}}},
+  };
+  auto fam = kDefaults.find(family);
+  if (fam == kDefaults.end()) return InvalidInput("what-if: unknown arch family '" + family + "'");
+  std::vector<std::string> keys;
+  if (what == "width") {
+    for (const auto& [k, v] : fam->second)
+      if (k != "layers") keys.push_back(k);
+  } else if (what == "depth") {
+    if (!fam->second.count("layers"))
+      return Unsupported("what-if depth: family '" + family + "' has no 'layers' key");
+    keys = {"layers"};
+  } else {
+    return InvalidInput("what-if: cannot scale '" + what + "'");
+  }
+  for (const std::string& key : keys) {
+    double v = fam->second.at(key);
+    bool found = false;
+    for (auto& [k, val] : kv)
+      if (k == key) {
+        v = std::stod(val);
+        found = true;
+      }
+    double scaled = v * factor;
+    std::string text;
+    if (key == "width_mult") {
+      std::ostringstream os;
+      os << scaled;
+      text = os.str();
+    } else {
+      // Keep hidden sizes divisible by 64 so head counts still divide them.
+      long long n = key == "layers" ? std::llround(scaled) : std::llround(scaled / 64.0) * 64;
+      if (n < 1) n = 1;
+      text = std::to_string(n);
+    }
+    if (found) {
+      for (auto& [k, val] : kv)
+        if (k == key) val = text;
+    } else {
+      kv.emplace_back(key, text);
+    }
+  }
+  std::string out = family;
+  for (size_t i = 0; i < kv.size(); ++i) out += (i ? "," : ":") + kv[i].first + "=" + kv[i].second;
+  return out;
+}
+
+}  // namespace ftax::cli

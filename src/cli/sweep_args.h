@@ -1,0 +1,19 @@
+// Parsing of the sweep arguments shared by predict, compare and validate:
+//   --batch 1,2,4 or 1:128 (powers of two from 1 to 128, both included)
+//   --framework pytorch-eager,torchscript      --precision fp16,fp32
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "graph/graph.h"
+#include "predictor/framework.h"
+
+namespace ftax::cli {
+
+Expected<std::vector<int64_t>> ParseBatchList(const std::string& text);
+Expected<std::vector<Framework>> ParseFrameworkList(const std::vector<std::string>& names);
+Expected<std::vector<DType>> ParsePrecisionList(const std::vector<std::string>& names);
+
+}  // namespace ftax::cli

@@ -1,0 +1,127 @@
+#include "predictor/lowering.h"
+
+#include <gtest/gtest.h>
+
+#include "graph/arch_spec.h"
+
+namespace ftax {
+namespace {
+
+TensorInfo T(const std::string& name, std::vector<int64_t> dims, DType d = DType::kFloat32,
+             bool init = false) {
+  TensorInfo t;
+  t.name = name;
+  t.dtype = d;
+  t.has_shape = true;
+  for (int64_t v : dims) t.shape.push_back(Dim::Known(v));
+  t.is_initializer = init;
+  return t;
+}
+
+Op MakeOp(const std::string& domain, const std::string& type, std::vector<std::string> in,
+          std::vector<std::string> out) {
+  Op op;
+  op.domain = domain;
+  op.type = type;
+  op.name = type + "_0";
+  op.inputs = std::move(in);
+  op.outputs = std::move(out);
+  return op;
+}
+
+TEST(LoweringTest, AtenLinearIsOneGemmWithBiasEpilogue) {
+  Graph g;
+  g.tensors["x"] = T("x", {8, 128, 768});
+  g.tensors["w"] = T("w", {3072, 768}, DType::kFloat32, true);
+  g.tensors["b"] = T("b", {3072}, DType::kFloat32, true);
+  g.tensors["y"] = T("y", {8, 128, 3072});
+  g.ops.push_back(MakeOp("aten", "linear", {"x", "w", "b"}, {"y"}));
+  Expected<WorkList> w = Lower(g, {Framework::kTorchscript, DType::kFloat16});
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  ASSERT_EQ(w->kernels.size(), 1u);
+  ASSERT_EQ(w->dispatches.size(), 1u);
+  const KernelWork& k = w->kernels[0];
+  EXPECT_EQ(k.cls, KernelClass::kGemm);
+  EXPECT_EQ(k.m, 8 * 128);
+  EXPECT_EQ(k.n, 3072);
+  EXPECT_EQ(k.k, 768);
+  EXPECT_DOUBLE_EQ(k.flops, 2.0 * 1024 * 3072 * 768);
+  EXPECT_DOUBLE_EQ(k.bytes, (1024.0 * 768 + 3072.0 * 768 + 1024.0 * 3072 + 3072) * 2);
+  EXPECT_EQ(w->dispatches[0].cls, DispatchClass::kLibrary);
+}
+
+TEST(LoweringTest, ViewsDispatchButLaunchNothingUntilAReshapeOfATranspose) {
+  Graph g;
+  g.tensors["x"] = T("x", {2, 4, 8});
+  g.tensors["t"] = T("t", {2, 8, 4});
+  g.tensors["r"] = T("r", {2, 32});
+  g.ops.push_back(MakeOp("aten", "transpose", {"x"}, {"t"}));
+  g.ops.push_back(MakeOp("aten", "reshape", {"t"}, {"r"}));
+  Expected<WorkList> w = Lower(g, {Framework::kPytorchEager, DType::kFloat32});
+  ASSERT_TRUE(w.ok());
+  ASSERT_EQ(w->dispatches.size(), 2u);
+  EXPECT_EQ(w->dispatches[0].cls, DispatchClass::kView);
+  EXPECT_EQ(w->dispatches[0].num_kernels, 0);
+  ASSERT_EQ(w->kernels.size(), 1u);
+  EXPECT_EQ(w->kernels[0].cls, KernelClass::kCopy);
+  EXPECT_DOUBLE_EQ(w->kernels[0].bytes, 2.0 * 64 * 4);
+}
+
+TEST(LoweringTest, OnnxMatMulBiasAddFoldsAndShapeArithmeticIsFree) {
+  Graph g;
+  g.tensors["x"] = T("x", {128, 768});
+  g.tensors["w"] = T("w", {768, 768}, DType::kFloat32, true);
+  g.tensors["b"] = T("b", {768}, DType::kFloat32, true);
+  g.tensors["mm"] = T("mm", {128, 768});
+  g.tensors["y"] = T("y", {128, 768});
+  g.tensors["s"] = T("s", {2}, DType::kInt64);
+  g.ops.push_back(MakeOp("", "MatMul", {"x", "w"}, {"mm"}));
+  g.ops.push_back(MakeOp("", "Add", {"mm", "b"}, {"y"}));
+  g.ops.push_back(MakeOp("", "Shape", {"y"}, {"s"}));
+  Expected<WorkList> w = Lower(g, {Framework::kCudaGraph, DType::kFloat16});
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(w->kernels.size(), 1u);
+  EXPECT_EQ(w->dispatches.size(), 1u);
+}
+
+TEST(LoweringTest, UnknownShapeNamesTheNode) {
+  Graph g;
+  g.tensors["x"] = T("x", {8, 8});
+  TensorInfo y;
+  y.name = "y";
+  g.tensors["y"] = y;  // no shape
+  g.ops.push_back(MakeOp("aten", "relu", {"x"}, {"y"}));
+  Expected<WorkList> w = Lower(g, {Framework::kPytorchEager, DType::kFloat32});
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.status().message().find("relu_0"), std::string::npos);
+}
+
+TEST(LoweringTest, BertTorchFlavorKernelMix) {
+  Expected<Graph> g = BuildArchGraph("bert:layers=2", {{"batch", 1}, {"seq", 128}}, ArchFlavor::kTorch);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  Expected<WorkList> w = Lower(g.value(), {Framework::kPytorchEager, DType::kFloat16});
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  int gemm = 0, attn = 0;
+  for (const auto& k : w->kernels) {
+    gemm += k.cls == KernelClass::kGemm;
+    attn += k.cls == KernelClass::kAttention;
+  }
+  EXPECT_EQ(gemm, 2 * 6 + 1);  // q, k, v, out, ffn1, ffn2 per layer + pooler
+  EXPECT_EQ(attn, 2);
+  EXPECT_GT(w->module_calls, 2 * 8);
+  EXPECT_GT(w->dispatches.size(), w->kernels.size());  // views dispatch without kernels
+}
+
+TEST(LoweringTest, ModuleCallsCountScopesAndAncestorsOnce) {
+  Graph g;
+  for (const char* s : {"/encoder/layer.0/attention", "/encoder/layer.0/attention", "/encoder/layer.1", "/pooler"}) {
+    Op op;
+    op.scope = s;
+    g.ops.push_back(op);
+  }
+  // root, /encoder, /encoder/layer.0, /encoder/layer.0/attention, /encoder/layer.1, /pooler
+  EXPECT_EQ(CountModuleCalls(g), 6);
+}
+
+}  // namespace
+}  // namespace ftax

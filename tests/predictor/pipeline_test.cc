@@ -1,0 +1,121 @@
+#include "predictor/pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "synthetic_profile.h"
+
+namespace ftax {
+namespace {
+
+// A random work list: n dispatches, each launching 0..2 kernels of random classes and sizes.
+WorkList RandomWork(std::mt19937_64& rng, int n, double size_scale) {
+  WorkList w;
+  std::uniform_int_distribution<int> nk(0, 2), cls(0, kNumKernelClasses - 1), dc(0, 2);
+  std::uniform_real_distribution<double> u(0.1, 1.0);
+  for (int i = 0; i < n; ++i) {
+    DispatchWork d;
+    d.cls = DispatchClass(dc(rng));
+    d.first_kernel = int(w.kernels.size());
+    d.num_kernels = nk(rng);
+    for (int k = 0; k < d.num_kernels; ++k) {
+      KernelWork kw;
+      kw.cls = KernelClass(cls(rng));
+      kw.dtype = DType::kFloat16;
+      kw.bytes = u(rng) * size_scale;
+      kw.flops = u(rng) * size_scale * 100;
+      w.kernels.push_back(kw);
+    }
+    w.dispatches.push_back(d);
+  }
+  return w;
+}
+
+double SumCpu(const WorkList& w, const ResolvedParams& p) {
+  double s = p.call_us;
+  for (const auto& d : w.dispatches) s += p.dispatch_us[int(d.cls)];
+  return s;
+}
+
+TEST(PipelineTest, ReducesToMaxOfSumsAtBothExtremes) {
+  std::mt19937_64 rng(7);
+  HostProfile prof = testing::SyntheticProfile();
+  for (int trial = 0; trial < 50; ++trial) {
+    for (double scale : {1.0, 1e9}) {  // tiny kernels: CPU-bound; huge kernels: GPU-bound
+      WorkList w = RandomWork(rng, 1 + trial * 3, scale);
+      Expected<ResolvedParams> rp = ResolveParams(w, prof, Framework::kLibtorchEager);
+      ASSERT_TRUE(rp.ok()) << rp.status().message();
+      Timing t = Simulate(w, rp.value());
+      const double cpu = SumCpu(w, rp.value());
+      const double bound = std::max(cpu, t.compute_us);
+      EXPECT_GE(t.latency_us + 1e-9, bound);
+      // Within the unavoidable pipeline fill: one dispatch plus gaps and the call cost.
+      const double slack = rp->call_us + 20 + rp->kernel_gap_us * double(w.kernels.size()) +
+                           (scale > 1 ? 0 : 3.0 * w.kernels.size());
+      EXPECT_LE(t.latency_us, bound + slack) << "trial " << trial << " scale " << scale;
+      if (scale > 1 && !w.kernels.empty()) EXPECT_GT(t.compute_us, cpu);  // really GPU-bound
+    }
+  }
+}
+
+TEST(PipelineTest, FrameworkTermIsTheCpuSum) {
+  std::mt19937_64 rng(3);
+  HostProfile prof = testing::SyntheticProfile();
+  WorkList w = RandomWork(rng, 40, 1.0);
+  Expected<ResolvedParams> rp = ResolveParams(w, prof, Framework::kTorchscript);
+  ASSERT_TRUE(rp.ok());
+  Timing t = Simulate(w, rp.value());
+  EXPECT_NEAR(t.framework_us, SumCpu(w, rp.value()), 1e-6);
+  EXPECT_EQ(t.dispatches, 40);
+}
+
+TEST(PipelineTest, CudaGraphPaysOneCallAndNodeGaps) {
+  std::mt19937_64 rng(5);
+  HostProfile prof = testing::SyntheticProfile();
+  WorkList w = RandomWork(rng, 30, 1.0);
+  Expected<ResolvedParams> rp = ResolveParams(w, prof, Framework::kCudaGraph);
+  ASSERT_TRUE(rp.ok());
+  Timing t = Simulate(w, rp.value());
+  EXPECT_NEAR(t.latency_us, rp->call_us + t.compute_us + rp->node_gap_us * w.kernels.size(), 1e-6);
+}
+
+TEST(PipelineTest, MissingFrameworkIsAClearError) {
+  HostProfile prof = testing::SyntheticProfile();
+  prof.frameworks.erase("torchscript");
+  WorkList w;
+  Expected<ResolvedParams> rp = ResolveParams(w, prof, Framework::kTorchscript);
+  ASSERT_FALSE(rp.ok());
+  EXPECT_NE(rp.status().message().find("torchscript"), std::string::npos);
+}
+
+TEST(PipelineTest, MissingKernelClassIsNamed) {
+  HostProfile prof = testing::SyntheticProfile();
+  prof.gpu.kernels.erase("gemm/fp32");
+  WorkList w;
+  KernelWork k;
+  k.cls = KernelClass::kGemm;
+  k.dtype = DType::kFloat32;
+  w.kernels.push_back(k);
+  w.dispatches.push_back({DispatchClass::kLibrary, 0, 0, 1});
+  Expected<ResolvedParams> rp = ResolveParams(w, prof, Framework::kLibtorchEager);
+  ASSERT_FALSE(rp.ok());
+  EXPECT_NE(rp.status().message().find("gemm/fp32"), std::string::npos);
+}
+
+TEST(PipelineTest, SamplingKeepsParametersNonNegative) {
+  HostProfile prof = testing::SyntheticProfile();
+  prof.frameworks["libtorch-eager"].call_us = Param::Of(0.1, 100);  // huge uncertainty
+  std::mt19937_64 rng(11);
+  WorkList w = RandomWork(rng, 10, 1.0);
+  Expected<ResolvedParams> rp = ResolveParams(w, prof, Framework::kLibtorchEager);
+  ASSERT_TRUE(rp.ok());
+  for (int i = 0; i < 200; ++i) {
+    ResolvedParams s = SampleParams(rp.value(), rng);
+    EXPECT_GE(s.call_us, 0);
+    EXPECT_GE(Simulate(w, s).latency_us, 0);
+  }
+}
+
+}  // namespace
+}  // namespace ftax

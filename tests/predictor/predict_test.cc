@@ -1,0 +1,88 @@
+#include "predictor/predict.h"
+
+#include <gtest/gtest.h>
+
+#include "graph/arch_spec.h"
+#include "synthetic_profile.h"
+
+namespace ftax {
+namespace {
+
+GraphAtBatch Bert(const std::string& spec, ArchFlavor flavor = ArchFlavor::kTorch) {
+  return [spec, flavor](int64_t b) { return BuildArchGraph(spec, {{"batch", b}, {"seq", 128}}, flavor); };
+}
+
+TEST(PredictTest, LatencyNeverDecreasesWithBatchNorFallsBelowEitherTerm) {
+  HostProfile prof = testing::SyntheticProfile();
+  PredictRequest req;
+  req.frameworks = AllFrameworks();
+  req.precisions = {DType::kFloat16, DType::kFloat32};
+  req.batches = {1, 2, 4, 8, 16, 32, 64, 128, 256};
+  req.interval_samples = 16;
+  Expected<PredictionReport> r = PredictSweep(Bert("bert:layers=4"), prof, req);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->points.size(), 4u * 2u * 9u);
+  for (size_t i = 0; i < r->points.size(); ++i) {
+    const PredictionPoint& p = r->points[i];
+    EXPECT_GE(p.latency_ms + 1e-9, p.compute_ms);
+    if (p.framework != Framework::kCudaGraph) EXPECT_GE(p.latency_ms + 1e-9, p.framework_ms);
+    EXPECT_LE(p.interval_lo_ms, p.latency_ms);
+    EXPECT_GE(p.interval_hi_ms, p.latency_ms);
+    if (i > 0 && r->points[i - 1].framework == p.framework && r->points[i - 1].precision == p.precision)
+      EXPECT_GE(p.latency_ms + 1e-9, r->points[i - 1].latency_ms) << "batch " << p.batch;
+  }
+}
+
+TEST(PredictTest, CrossoverIsTheFirstComputeBoundBatch) {
+  // Slow dispatch, slow GPU: crossover exists; check it against a brute-force scan.
+  HostProfile prof = testing::SyntheticProfile(/*dispatch_us=*/20, /*gemm_tflops=*/50);
+  PredictRequest req;
+  req.frameworks = {Framework::kPytorchEager};
+  req.precisions = {DType::kFloat16};
+  req.batches = {1, 64};
+  req.interval_samples = 0;
+  auto model = Bert("bert:layers=2");
+  Expected<PredictionReport> r = PredictSweep(model, prof, req);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->crossovers.size(), 1u);
+  ASSERT_TRUE(r->crossovers[0].batch.has_value());
+  const int64_t x = *r->crossovers[0].batch;
+  auto compute_bound = [&](int64_t b) {
+    Expected<Graph> g = model(b);
+    auto p = PredictPoint(g.value(), prof, Framework::kPytorchEager, DType::kFloat16, 0, 1, nullptr);
+    return p->compute_ms > p->framework_ms;
+  };
+  EXPECT_TRUE(compute_bound(x));
+  if (x > 1) EXPECT_FALSE(compute_bound(x - 1));
+}
+
+TEST(PredictTest, FasterDispatchMovesCrossoverDown) {
+  PredictRequest req;
+  req.frameworks = {Framework::kLibtorchEager};
+  req.precisions = {DType::kFloat16};
+  req.batches = {1};
+  req.interval_samples = 0;
+  auto slow = PredictSweep(Bert("bert:layers=2"), testing::SyntheticProfile(40), req);
+  auto fast = PredictSweep(Bert("bert:layers=2"), testing::SyntheticProfile(2), req);
+  ASSERT_TRUE(slow.ok() && fast.ok());
+  ASSERT_TRUE(slow->crossovers[0].batch && fast->crossovers[0].batch);
+  EXPECT_GT(*slow->crossovers[0].batch, *fast->crossovers[0].batch);
+}
+
+TEST(PredictTest, SmallBatchIsFramworkBoundAndFlatInWidthUnderSlowDispatch) {
+  HostProfile prof = testing::SyntheticProfile(30, 400);
+  auto at = [&](const std::string& spec) {
+    Expected<Graph> g = BuildArchGraph(spec, {{"batch", 1}, {"seq", 128}}, ArchFlavor::kTorch);
+    return PredictPoint(g.value(), prof, Framework::kPytorchEager, DType::kFloat16, 0, 1, nullptr);
+  };
+  auto narrow = at("bert:layers=12,hidden=768,heads=12,ffn=3072");
+  auto wide = at("bert:layers=12,hidden=1536,heads=12,ffn=6144");
+  ASSERT_TRUE(narrow.ok() && wide.ok());
+  EXPECT_EQ(narrow->bound, "framework");
+  EXPECT_NEAR(wide->latency_ms, narrow->latency_ms, 0.1 * narrow->latency_ms);
+  auto deep = at("bert:layers=24,hidden=768,heads=12,ffn=3072");
+  EXPECT_GT(deep->latency_ms, 1.8 * narrow->latency_ms);  // depth adds dispatches
+}
+
+}  // namespace
+}  // namespace ftax
