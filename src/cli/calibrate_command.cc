@@ -1,11 +1,266 @@
-// `ftax calibrate`: placeholder until the calibrate issue lands; it refuses to run.
+// `ftax calibrate MEASUREMENTS... -o PROFILE`: fits a host profile from measurement files.
+//
+// Exit codes: 0 profile written; 1 a class or framework failed a quality gate and the profile
+// was not written (--force writes it anyway); 2 bad measurements or options; 3 this build has
+// no Ceres Solver.
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "calibrate/measurements.h"
+#include "calibrate/profile_fit.h"
 #include "cli/commands.h"
 
 namespace ftax::cli {
+namespace {
+
+using json = nlohmann::json;
+
+enum class OutputFormat { kText, kJson };
+
+struct CalibrateOptions {
+  std::vector<std::string> measurement_files;
+  std::string output;
+  FitOptions fit;
+  bool force = false;
+  bool verbose = false;
+  OutputFormat format = OutputFormat::kText;
+};
+
+// Runs a command and returns its first output line, or nullopt.
+std::optional<std::string> FirstLineOf(const std::string& command) {
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+  if (!pipe) return std::nullopt;
+  char buf[512];
+  std::string out;
+  if (fgets(buf, sizeof(buf), pipe.get())) out = buf;
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return out;
+}
+
+// ftax's own commit, read from the source checkout it was built from, or null.
+json FtaxCommit() {
+#ifdef FTAX_SOURCE_DIR
+  const std::string dir = FTAX_SOURCE_DIR;
+  auto sha = FirstLineOf("git -C '" + dir + "' rev-parse HEAD 2>/dev/null");
+  if (!sha || sha->size() != 40) return nullptr;
+  return *sha;
+#else
+  return nullptr;
+#endif
+}
+
+json FtaxTreeDirty() {
+#ifdef FTAX_SOURCE_DIR
+  const std::string dir = FTAX_SOURCE_DIR;
+  auto line = FirstLineOf("git -C '" + dir + "' status --porcelain --untracked-files=no 2>/dev/null");
+  if (!line) return nullptr;
+  return !line->empty();
+#else
+  return nullptr;
+#endif
+}
+
+std::string UtcNow() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string ParamText(const Param& p, int precision) {
+  if (!p.known()) return "-";
+  std::ostringstream s;
+  s.setf(std::ios::fixed);
+  s.precision(precision);
+  s << p.value;
+  if (std::isfinite(p.std_error)) s << " ± " << p.std_error;
+  return s.str();
+}
+
+std::string Num(double v, int precision) {
+  if (!std::isfinite(v)) return "-";
+  std::ostringstream s;
+  s.setf(std::ios::fixed);
+  s.precision(precision);
+  s << v;
+  return s.str();
+}
+
+// Pads to `width` display columns (± and ² count as one).
+std::string Pad(const std::string& s, size_t width) {
+  size_t cols = 0;
+  for (unsigned char ch : s) cols += (ch & 0xC0) != 0x80;
+  return cols >= width ? s + " " : s + std::string(width - cols, ' ');
+}
+
+void PrintTable(const Calibration& c, std::ostream& out) {
+  out << "GPU kernel classes (" << c.profile.gpu.num_sms << " SMs)\n";
+  out << Pad("class", 12) << Pad("dtype", 6) << Pad("points", 7) << Pad("tile", 8)
+      << Pad("floor_us", 16) << Pad("rate_TFLOP/s", 18) << Pad("bandwidth_GB/s", 18)
+      << Pad("R²(log)", 8) << Pad("err%", 6) << "holdout err% med/p90\n";
+  for (const KernelFit& k : c.kernels) {
+    const KernelParams& p = k.params;
+    const bool fitted = p.floor_us.known();
+    out << Pad(KernelClassName(k.cls), 12) << Pad(DTypeName(k.dtype), 6)
+        << Pad(std::to_string(p.points), 7)
+        << Pad(fitted && IsComputeClass(k.cls)
+                   ? std::to_string(p.tile_m) + "x" + std::to_string(p.tile_n) : "-", 8)
+        << Pad(ParamText(p.floor_us, 2), 16) << Pad(ParamText(p.rate_tflops, 1), 18)
+        << Pad(ParamText(p.bandwidth_gbps, 0), 18) << Pad(Num(p.r2, 3), 8)
+        << Pad(Num(k.fit_error.median_abs_pct, 1), 6);
+    if (k.holdout_error.points > 0)
+      out << Num(k.holdout_error.median_abs_pct, 1) << " / " << Num(k.holdout_error.p90_abs_pct, 1)
+          << " (" << k.holdout_error.points << " pts)";
+    else
+      out << "-";
+    out << "\n";
+    for (const std::string& n : k.notes) out << "    note: " << n << "\n";
+  }
+  if (!c.frameworks.empty()) {
+    out << "\nFrameworks (CPU side, µs)\n";
+    out << Pad("framework", 16) << Pad("points", 7) << Pad("call_us", 16) << Pad("view", 14)
+        << Pad("kernel", 14) << Pad("library", 14) << Pad("module", 14) << Pad("node_gap", 14)
+        << Pad("R²", 7) << "err%\n";
+    for (const FrameworkFit& f : c.frameworks) {
+      const FrameworkParams& p = f.params;
+      out << Pad(FrameworkName(f.framework), 16) << Pad(std::to_string(p.points), 7)
+          << Pad(ParamText(p.call_us, 2), 16);
+      for (int i = 0; i < kNumDispatchClasses; ++i) out << Pad(ParamText(p.dispatch_us[i], 2), 14);
+      out << Pad(ParamText(p.module_us, 2), 14) << Pad(ParamText(p.node_gap_us, 2), 14)
+          << Pad(Num(p.r2, 3), 7) << Num(f.fit_error.median_abs_pct, 1) << "\n";
+      for (const std::string& n : f.notes) out << "    note: " << n << "\n";
+    }
+  }
+  out << "\nGPU kernel gap: " << ParamText(c.profile.gpu.kernel_gap_us, 2) << " us\n";
+  for (const std::string& n : c.notes) out << "note: " << n << "\n";
+}
+
+int RunCalibrate(const CalibrateOptions& o) {
+  if (!CalibrateAvailable())
+    return ReportError("calibrate", Unsupported("this ftax was built without Ceres Solver, which "
+                                                "the fits need"),
+                       "rebuild with libceres-dev installed (cmake -DFTAX_WITH_CERES=ON)");
+  Status s = o.fit.Validate();
+  if (!s.ok()) return ReportError("calibrate", s);
+  std::vector<Measurements> parts;
+  json files = json::array();
+  for (const std::string& path : o.measurement_files) {
+    Expected<Measurements> m = LoadMeasurements(path);
+    if (!m.ok()) return ReportError("calibrate", m.status());
+    parts.push_back(m.value());
+    files.push_back(path);
+  }
+  Measurements all = MergeMeasurements(parts);
+  Expected<Calibration> c = Calibrate(all, o.fit);
+  if (!c.ok()) return ReportError("calibrate", c.status());
+
+  if (o.verbose) {
+    for (const KernelFit& k : c->kernels)
+      if (!k.solver_report.empty())
+        std::cerr << "ceres " << KernelKey(k.cls, k.dtype) << ": " << k.solver_report << "\n";
+    for (const FrameworkFit& f : c->frameworks)
+      for (const std::string& r : f.solver_reports)
+        std::cerr << "ceres " << FrameworkName(f.framework) << ": " << r << "\n";
+    for (const std::string& r : c->gap_solver_reports) std::cerr << "ceres kernel_gap: " << r << "\n";
+  }
+
+  HostProfile profile = c->profile;
+  profile.provenance = {{"date", UtcNow()},
+                        {"tool", "ftax calibrate"},
+                        {"ftax_version", "0.1.0"},
+                        {"ftax_commit", FtaxCommit()},
+                        {"ftax_tree_dirty", FtaxTreeDirty()},
+                        {"measurements", files},
+                        {"seed", o.fit.seed}};
+  if (profile.synthetic)
+    profile.provenance["notes"] = "fitted from SYNTHETIC measurements; not a real host";
+  const bool refuse = !c->quality_failures.empty() && !o.force;
+  if (!c->quality_failures.empty() && o.force) profile.fit["forced"] = true;
+
+  // The profile must load back exactly as the predictor will read it.
+  json pj = HostProfileToJson(profile);
+  Expected<HostProfile> check = HostProfileFromJson(pj);
+  if (!check.ok())
+    return ReportError("calibrate", Internal("fitted profile does not validate: " +
+                                             check.status().message()));
+
+  if (o.format == OutputFormat::kJson) {
+    json summary = CalibrationSummaryJson(c.value(), o.fit);
+    summary["profile"] = o.output;
+    summary["written"] = !refuse;
+    summary["provenance"] = profile.provenance;
+    std::cout << summary.dump(2) << "\n";
+  } else {
+    PrintTable(c.value(), std::cout);
+  }
+
+  if (refuse) {
+    std::string msg = "refusing to write '" + o.output + "': ";
+    for (size_t i = 0; i < c->quality_failures.size(); ++i)
+      msg += (i ? "; " : "") + c->quality_failures[i];
+    ReportError("calibrate", InvalidInput(msg),
+                "remeasure the class, relax --min-r2/--max-holdout-err, or pass --force");
+    return kExitFailure;
+  }
+  for (const std::string& f : c->quality_failures)
+    std::cerr << "ftax calibrate: warning: written despite a failed quality gate (--force): " << f
+              << "\n";
+  std::ofstream out(o.output);
+  if (!out) return ReportError("calibrate", NotFound("cannot write profile '" + o.output + "'"));
+  out << pj.dump(2) << "\n";
+  if (!out.good()) return ReportError("calibrate", Internal("write failed: '" + o.output + "'"));
+  if (o.format == OutputFormat::kText) std::cout << "\nwrote " << o.output << "\n";
+  return kExitOk;
+}
+
+}  // namespace
 
 void SetupCalibrateCommand(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("calibrate", "(not built yet)");
-  cmd->callback([] { ExitCode() = ReportError("calibrate", Unsupported("not implemented yet")); });
+  auto o = std::make_shared<CalibrateOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "calibrate",
+      "Fit a host profile from measurement files (Ceres). Exit 1 when a class fits poorly "
+      "and --force is not given, 3 when built without Ceres.");
+  cmd->add_option("measurements", o->measurement_files, "measurement files of one host (merged)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("-o,--output", o->output, "host profile to write")->required();
+  cmd->add_option("--seed", o->fit.seed, "seed of the random holdout split")
+      ->capture_default_str();
+  cmd->add_option("--holdout", o->fit.holdout_fraction,
+                  "share of kernel rows per class held out to measure prediction error")
+      ->capture_default_str();
+  cmd->add_option("--min-r2", o->fit.min_r2, "refuse a kernel class whose R² of log(time) is lower")
+      ->capture_default_str();
+  cmd->add_option("--max-holdout-err", o->fit.max_holdout_median_err_pct,
+                  "refuse a kernel class whose held-out median |error| (%) is higher")
+      ->capture_default_str();
+  cmd->add_option("--min-framework-r2", o->fit.min_framework_r2,
+                  "refuse a framework whose R² of call time is lower")
+      ->capture_default_str();
+  std::map<std::string, FitLoss> losses = {
+      {"huber", FitLoss::kHuber}, {"cauchy", FitLoss::kCauchy}, {"none", FitLoss::kNone}};
+  cmd->add_option("--loss", o->fit.loss, "robust loss on log residuals")
+      ->transform(CLI::CheckedTransformer(losses, CLI::ignore_case))
+      ->default_str("huber");
+  cmd->add_option("--loss-scale", o->fit.loss_scale, "robust loss scale in log units (0.1 ~ 10%)")
+      ->capture_default_str();
+  cmd->add_option("--sms", o->fit.num_sms, "SM count (default: host.sm_count of the measurements)");
+  cmd->add_flag("--force", o->force, "write the profile even if a class fails a quality gate");
+  cmd->add_flag("-v,--verbose", o->verbose, "log Ceres' BriefReport of every fit to stderr");
+  std::map<std::string, OutputFormat> formats = {{"text", OutputFormat::kText},
+                                                 {"json", OutputFormat::kJson}};
+  cmd->add_option("--format", o->format, "summary format on stdout")
+      ->transform(CLI::CheckedTransformer(formats, CLI::ignore_case))
+      ->default_str("text");
+  cmd->callback([o] { ExitCode() = RunCalibrate(*o); });
 }
 
 }  // namespace ftax::cli

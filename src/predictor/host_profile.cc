@@ -66,7 +66,10 @@ const FrameworkParams* HostProfile::FindFramework(Framework f) const {
   return it == frameworks.end() ? nullptr : &it->second;
 }
 
-Expected<HostProfile> HostProfileFromJson(const json& j) {
+// The checks below name the field at fault; nlohmann's typed accessors (value(), get<>())
+// throw on a field of the wrong type that no check caught, and HostProfileFromJson turns that
+// into an error too (found by tests/calibrate/host_profile_mutation_test.cc).
+static Expected<HostProfile> HostProfileFromJsonUnchecked(const json& j) {
   HostProfile p;
   if (!j.is_object()) return InvalidInput("profile: top level must be a JSON object");
   if (!j.contains("schema_version") || !j.at("schema_version").is_number_integer())
@@ -166,6 +169,14 @@ Expected<HostProfile> HostProfileFromJson(const json& j) {
     }
   }
   return p;
+}
+
+Expected<HostProfile> HostProfileFromJson(const json& j) {
+  try {
+    return HostProfileFromJsonUnchecked(j);
+  } catch (const json::exception& e) {
+    return InvalidInput(std::string("profile: a field has the wrong type: ") + e.what());
+  }
 }
 
 Expected<HostProfile> LoadHostProfile(const std::string& path) {

@@ -1,0 +1,236 @@
+#include "calibrate/measurements.h"
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+namespace ftax {
+namespace {
+
+using json = nlohmann::json;
+
+// Each reader below checks one field of one row and names it in the error, e.g.
+// `kernels[3] ("gemm 128x768x768").kernel_us.median: must be > 0`.
+
+Status ReadNumber(const json& row, const std::string& key, const std::string& where,
+                  bool required, double min_value, bool strictly_greater, double* out) {
+  if (!row.contains(key) || row.at(key).is_null()) {
+    if (required) return InvalidInput(where + "." + key + ": required");
+    return Status::Ok();
+  }
+  const json& v = row.at(key);
+  if (!v.is_number()) return InvalidInput(where + "." + key + ": expected a number, got " + v.dump());
+  const double x = v.get<double>();
+  if (!std::isfinite(x)) return InvalidInput(where + "." + key + ": not finite");
+  if (strictly_greater ? !(x > min_value) : !(x >= min_value)) {
+    std::ostringstream msg;
+    msg << where << "." << key << ": must be " << (strictly_greater ? "> " : ">= ") << min_value
+        << ", got " << x;
+    return InvalidInput(msg.str());
+  }
+  *out = x;
+  return Status::Ok();
+}
+
+Status ReadInteger(const json& row, const std::string& key, const std::string& where,
+                   bool required, int64_t min_value, int64_t* out) {
+  if (!row.contains(key) || row.at(key).is_null()) {
+    if (required) return InvalidInput(where + "." + key + ": required");
+    return Status::Ok();
+  }
+  const json& v = row.at(key);
+  if (!v.is_number_integer())
+    return InvalidInput(where + "." + key + ": expected an integer, got " + v.dump());
+  if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
+    return InvalidInput(where + "." + key + ": too large");
+  const int64_t x = v.get<int64_t>();
+  if (x < min_value)
+    return InvalidInput(where + "." + key + ": must be >= " + std::to_string(min_value) +
+                        ", got " + std::to_string(x));
+  *out = x;
+  return Status::Ok();
+}
+
+Status ReadInt(const json& row, const std::string& key, const std::string& where, bool required,
+               int min_value, int* out) {
+  int64_t x = *out;
+  Status s = ReadInteger(row, key, where, required, min_value, &x);
+  if (!s.ok()) return s;
+  if (x > std::numeric_limits<int>::max()) return InvalidInput(where + "." + key + ": too large");
+  *out = int(x);
+  return Status::Ok();
+}
+
+Status ReadString(const json& row, const std::string& key, const std::string& where,
+                  std::string* out) {
+  if (!row.contains(key)) return InvalidInput(where + "." + key + ": required");
+  if (!row.at(key).is_string())
+    return InvalidInput(where + "." + key + ": expected a string, got " + row.at(key).dump());
+  *out = row.at(key).get<std::string>();
+  return Status::Ok();
+}
+
+// A time spread {median, p10, p90} in µs: median > 0 required, quantiles optional but >= 0
+// and ordered when present.
+Status ReadSpread(const json& row, const std::string& key, const std::string& where,
+                  Spread* out) {
+  const std::string w = where + "." + key;
+  if (!row.contains(key) || row.at(key).is_null()) return InvalidInput(w + ": required");
+  const json& s = row.at(key);
+  if (!s.is_object()) return InvalidInput(w + ": expected an object {median, p10, p90}");
+  Status st = ReadNumber(s, "median", w, true, 0, true, &out->median);
+  if (!st.ok()) return st;
+  out->p10 = out->median;
+  out->p90 = out->median;
+  if (!(st = ReadNumber(s, "p10", w, false, 0, false, &out->p10)).ok()) return st;
+  if (!(st = ReadNumber(s, "p90", w, false, 0, false, &out->p90)).ok()) return st;
+  if (out->p10 > out->median * (1 + 1e-9) || out->p90 < out->median * (1 - 1e-9))
+    return InvalidInput(w + ": quantiles out of order (need p10 <= median <= p90)");
+  return Status::Ok();
+}
+
+std::string RowName(const char* list, size_t i, const json& row) {
+  std::string name = std::string(list) + "[" + std::to_string(i) + "]";
+  if (row.is_object() && row.contains("label") && row.at("label").is_string())
+    name += " (\"" + row.at("label").get<std::string>() + "\")";
+  return name;
+}
+
+Status ReadKernelRow(const json& row, const std::string& where, KernelMeasurement* k) {
+  if (!row.is_object()) return InvalidInput(where + ": expected an object");
+  std::string cls, dtype;
+  Status s = ReadString(row, "class", where, &cls);
+  if (!s.ok()) return s;
+  auto c = ParseKernelClass(cls);
+  if (!c) return InvalidInput(where + ".class: unknown kernel class '" + cls + "'");
+  k->work.cls = *c;
+  if (!(s = ReadString(row, "dtype", where, &dtype)).ok()) return s;
+  auto t = ParseDType(dtype);
+  if (!t) return InvalidInput(where + ".dtype: unknown dtype '" + dtype + "'");
+  k->work.dtype = *t;
+  if (row.contains("label")) {
+    if (!row.at("label").is_string()) return InvalidInput(where + ".label: expected a string");
+    k->label = row.at("label").get<std::string>();
+  }
+  if (!(s = ReadNumber(row, "flops", where, true, 0, false, &k->work.flops)).ok()) return s;
+  if (!(s = ReadNumber(row, "bytes", where, true, 0, false, &k->work.bytes)).ok()) return s;
+  for (auto [key, field] : {std::pair{"m", &k->work.m}, std::pair{"n", &k->work.n},
+                            std::pair{"k", &k->work.k}}) {
+    if (!(s = ReadInteger(row, key, where, false, 0, field)).ok()) return s;
+  }
+  if (!(s = ReadInteger(row, "batch", where, false, 1, &k->work.batch)).ok()) return s;
+  if (!(s = ReadInt(row, "kernels_per_call", where, false, 1, &k->kernels_per_call)).ok())
+    return s;
+  return ReadSpread(row, "kernel_us", where, &k->kernel_us);
+}
+
+Status ReadDispatchRow(const json& row, const std::string& where, DispatchMeasurement* d) {
+  if (!row.is_object()) return InvalidInput(where + ": expected an object");
+  std::string fw, cls;
+  Status s = ReadString(row, "framework", where, &fw);
+  if (!s.ok()) return s;
+  auto f = ParseFramework(fw);
+  if (!f) return InvalidInput(where + ".framework: unknown framework '" + fw + "'");
+  d->framework = *f;
+  if (!(s = ReadString(row, "class", where, &cls)).ok()) return s;
+  auto c = ParseDispatchClass(cls);
+  if (!c) return InvalidInput(where + ".class: unknown dispatch class '" + cls + "'");
+  d->cls = *c;
+  if (!(s = ReadInt(row, "n_ops", where, true, 1, &d->n_ops)).ok()) return s;
+  if (!(s = ReadInt(row, "modules", where, false, 0, &d->modules)).ok()) return s;
+  if (!(s = ReadSpread(row, "call_us", where, &d->call_us)).ok()) return s;
+  if (!(s = ReadNumber(row, "gpu_kernel_us", where, false, 0, false, &d->gpu_kernel_us)).ok())
+    return s;
+  if (!(s = ReadNumber(row, "gpu_span_us", where, false, 0, false, &d->gpu_span_us)).ok())
+    return s;
+  if (d->gpu_kernel_us >= 0 && d->gpu_span_us >= 0 &&
+      d->gpu_span_us < d->gpu_kernel_us * (1 - 1e-6))
+    return InvalidInput(where + ".gpu_span_us: smaller than gpu_kernel_us (kernels overlap?)");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Expected<Measurements> MeasurementsFromJson(const json& j) {
+  Measurements m;
+  if (!j.is_object()) return InvalidInput("measurements: top level must be a JSON object");
+  if (!j.contains("schema_version") || !j.at("schema_version").is_number_integer())
+    return InvalidInput("schema_version: required integer field missing");
+  const int64_t version = j.at("schema_version").get<int64_t>();
+  if (version != kMeasurementsSchemaVersion)
+    return InvalidInput("schema_version: " + std::to_string(version) +
+                        " is not supported (this ftax reads version " +
+                        std::to_string(kMeasurementsSchemaVersion) + ")");
+  if (!j.contains("kind") || !j.at("kind").is_string() ||
+      j.at("kind").get<std::string>() != "ftax-measurements")
+    return InvalidInput("kind: must be \"ftax-measurements\"");
+  if (j.contains("host") && !j.at("host").is_null()) {
+    if (!j.at("host").is_object()) return InvalidInput("host: expected an object");
+    m.host = j.at("host");
+  } else {
+    m.host = json::object();
+  }
+  // Lists may be missing or short: the bench writes the file as it goes.
+  if (j.contains("kernels") && !j.at("kernels").is_null()) {
+    const json& ks = j.at("kernels");
+    if (!ks.is_array()) return InvalidInput("kernels: expected an array");
+    for (size_t i = 0; i < ks.size(); ++i) {
+      KernelMeasurement k;
+      Status s = ReadKernelRow(ks[i], RowName("kernels", i, ks[i]), &k);
+      if (!s.ok()) return s;
+      m.kernels.push_back(std::move(k));
+    }
+  }
+  if (j.contains("dispatch") && !j.at("dispatch").is_null()) {
+    const json& ds = j.at("dispatch");
+    if (!ds.is_array()) return InvalidInput("dispatch: expected an array");
+    for (size_t i = 0; i < ds.size(); ++i) {
+      DispatchMeasurement d;
+      Status s = ReadDispatchRow(ds[i], RowName("dispatch", i, ds[i]), &d);
+      if (!s.ok()) return s;
+      m.dispatch.push_back(d);
+    }
+  }
+  if (j.contains("failures") && !j.at("failures").is_null()) {
+    if (!j.at("failures").is_array()) return InvalidInput("failures: expected an array");
+    m.failures = j.at("failures");
+  }
+  return m;
+}
+
+Expected<Measurements> LoadMeasurements(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return NotFound("cannot open measurements '" + path + "'");
+  json j;
+  try {
+    in >> j;
+  } catch (const json::exception& e) {
+    return InvalidInput("measurements '" + path + "' is not valid JSON: " + e.what());
+  }
+  Expected<Measurements> m = MeasurementsFromJson(j);
+  if (!m.ok()) return m.status().WithContext(path);
+  m->source = path;
+  return m;
+}
+
+Measurements MergeMeasurements(const std::vector<Measurements>& parts) {
+  Measurements out;
+  out.host = json::object();
+  std::string sources;
+  for (const Measurements& p : parts) {
+    // Host fields: the first file that names a field wins; later files only add fields.
+    if (p.host.is_object())
+      for (const auto& [key, value] : p.host.items())
+        if (!out.host.contains(key)) out.host[key] = value;
+    out.kernels.insert(out.kernels.end(), p.kernels.begin(), p.kernels.end());
+    out.dispatch.insert(out.dispatch.end(), p.dispatch.begin(), p.dispatch.end());
+    if (p.failures.is_array())
+      for (const json& f : p.failures) out.failures.push_back(f);
+    if (!p.source.empty()) sources += (sources.empty() ? "" : " + ") + p.source;
+  }
+  out.source = sources;
+  return out;
+}
+
+}  // namespace ftax

@@ -1,0 +1,728 @@
+// Ceres fits of a host profile (see profile_fit.h for the models).
+//
+// Kernel classes: for each class/dtype, minimize sum_i rho(log(model_i / measured_i)^2) over
+// theta = {floor_us, bandwidth_gbps, rate_tflops}, where model_i calls the predictor's
+// KernelTimeUs. The model is piecewise (max of a compute and a memory term, wave-quantized
+// FLOPs), so its derivatives come from central differences (DynamicNumericDiffCostFunction).
+//
+// Frameworks: y ~ x . beta with beta >= 0, on relative residuals (y - x.beta) / y; the
+// residual is a small templated functor (DynamicAutoDiffCostFunction).
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+
+#include <ceres/ceres.h>
+
+#include "calibrate/holdout.h"
+#include "calibrate/profile_fit.h"
+#include "predictor/kernel_cost.h"
+
+namespace ftax {
+namespace {
+
+using json = nlohmann::json;
+
+// ---------------------------------------------------------------------------------------
+// Kernel rows
+
+// One measured row as the fit sees it: `kernels_per_call` identical kernels, each doing
+// 1/kernels_per_call of the row's work. The GEMM-like shape is split along the batch when the
+// batch divides evenly; otherwise the shape is dropped (no wave quantization for that row).
+struct KernelRow {
+  KernelWork per_kernel;
+  int kernels_per_call = 1;
+  double measured_us = 0;
+};
+
+KernelRow MakeKernelRow(const KernelMeasurement& m) {
+  KernelRow r;
+  r.per_kernel = m.work;
+  r.kernels_per_call = std::max(1, m.kernels_per_call);
+  r.measured_us = m.kernel_us.median;
+  const int kpc = r.kernels_per_call;
+  if (kpc > 1) {
+    r.per_kernel.flops /= kpc;
+    r.per_kernel.bytes /= kpc;
+    if (r.per_kernel.batch % kpc == 0) {
+      r.per_kernel.batch /= kpc;
+    } else {
+      r.per_kernel.m = r.per_kernel.n = r.per_kernel.k = 0;
+      r.per_kernel.batch = 1;
+    }
+  }
+  return r;
+}
+
+bool HasShape(const KernelWork& w) { return w.m > 0 && w.n > 0 && w.k > 0; }
+
+struct TileChoice {
+  int tile_m = 128, tile_n = 128;
+};
+
+double RowModelUs(const KernelRow& r, const KernelTheta& theta, TileChoice tiles, int num_sms) {
+  return r.kernels_per_call * KernelTimeUs(r.per_kernel, theta, tiles.tile_m, tiles.tile_n, num_sms);
+}
+
+// Residual of one kernel row: log(model / measured). Parameter blocks: floor_us,
+// bandwidth_gbps and, for compute classes, rate_tflops (one scalar each).
+struct KernelRowResidual {
+  KernelRow row;
+  bool has_rate = false;
+  TileChoice tiles;
+  int num_sms = 0;
+
+  bool operator()(double const* const* p, double* residual) const {
+    KernelTheta theta;
+    theta.floor_us = p[0][0];
+    theta.bandwidth_gbps = p[1][0];
+    theta.rate_tflops = has_rate ? p[2][0] : 0;
+    const double t = RowModelUs(row, theta, tiles, num_sms);
+    if (!std::isfinite(t)) return false;
+    // A model time of zero (floor 0 and a row with no work) has no logarithm; 1e-6 µs keeps
+    // the residual finite and large.
+    residual[0] = std::log(std::max(t, 1e-6) / row.measured_us);
+    return true;
+  }
+};
+
+ceres::LossFunction* MakeLoss(const FitOptions& o) {
+  switch (o.loss) {
+    case FitLoss::kNone: return nullptr;
+    case FitLoss::kHuber: return new ceres::HuberLoss(o.loss_scale);
+    case FitLoss::kCauchy: return new ceres::CauchyLoss(o.loss_scale);
+  }
+  return nullptr;
+}
+
+ceres::Solver::Options SolverOptions(const FitOptions& o) {
+  ceres::Solver::Options s;
+  s.linear_solver_type = ceres::DENSE_QR;
+  s.max_num_iterations = o.max_iterations;
+  s.function_tolerance = 1e-12;
+  s.gradient_tolerance = 1e-14;
+  s.parameter_tolerance = 1e-12;
+  s.logging_type = ceres::SILENT;
+  s.num_threads = 1;
+  return s;
+}
+
+struct ThetaFit {
+  bool ok = false;
+  KernelTheta theta;
+  TileChoice tiles;
+  double cost = INFINITY;
+  Param floor_us, rate_tflops, bandwidth_gbps;  // with standard errors when available
+  std::string report;
+  std::vector<std::string> notes;
+};
+
+// Residual variance estimate s² = sum r_i² / (n - p) of the log residuals; Ceres' covariance
+// assumes unit-variance residuals, so parameter variances are scaled by it.
+double ResidualVariance(const std::vector<KernelRow>& rows, const KernelTheta& theta,
+                        TileChoice tiles, int num_sms, int num_params) {
+  if (int(rows.size()) <= num_params) return std::nan("");
+  double ss = 0;
+  for (const KernelRow& r : rows) {
+    const double e = std::log(std::max(RowModelUs(r, theta, tiles, num_sms), 1e-6) / r.measured_us);
+    ss += e * e;
+  }
+  return ss / double(int(rows.size()) - num_params);
+}
+
+// One Ceres solve from one start point and one tile pair.
+// `fix_bandwidth` / `fix_rate` hold that parameter at its start value (used when its term of
+// the model binds on no row, so the data do not determine it).
+ThetaFit SolveTheta(const std::vector<KernelRow>& rows, bool has_rate, TileChoice tiles,
+                    int num_sms, const KernelTheta& start, const FitOptions& options,
+                    bool with_covariance, bool fix_bandwidth = false, bool fix_rate = false) {
+  ThetaFit fit;
+  fit.tiles = tiles;
+  double floor_us = start.floor_us, bandwidth = start.bandwidth_gbps, rate = start.rate_tflops;
+  ceres::Problem problem;
+  ceres::LossFunction* loss = MakeLoss(options);  // shared by all blocks, owned by problem
+  for (const KernelRow& r : rows) {
+    auto* cost = new ceres::DynamicNumericDiffCostFunction<KernelRowResidual, ceres::CENTRAL>(
+        new KernelRowResidual{r, has_rate, tiles, num_sms});
+    cost->AddParameterBlock(1);
+    cost->AddParameterBlock(1);
+    if (has_rate) cost->AddParameterBlock(1);
+    cost->SetNumResiduals(1);
+    std::vector<double*> blocks = {&floor_us, &bandwidth};
+    if (has_rate) blocks.push_back(&rate);
+    problem.AddResidualBlock(cost, loss, blocks);
+  }
+  // Positivity: the floor may be zero, rates and bandwidths must stay above it.
+  problem.SetParameterLowerBound(&floor_us, 0, 0.0);
+  problem.SetParameterLowerBound(&bandwidth, 0, 1e-6);
+  if (has_rate) problem.SetParameterLowerBound(&rate, 0, 1e-9);
+  if (fix_bandwidth) problem.SetParameterBlockConstant(&bandwidth);
+  if (has_rate && fix_rate) problem.SetParameterBlockConstant(&rate);
+
+  ceres::Solver::Summary summary;
+  ceres::Solve(SolverOptions(options), &problem, &summary);
+  fit.report = summary.BriefReport();
+  fit.ok = summary.IsSolutionUsable() && std::isfinite(summary.final_cost);
+  fit.cost = summary.final_cost;
+  fit.theta.floor_us = floor_us;
+  fit.theta.bandwidth_gbps = bandwidth;
+  fit.theta.rate_tflops = has_rate ? rate : 0;
+  fit.floor_us = Param::Of(floor_us);
+  fit.bandwidth_gbps = Param::Of(bandwidth);
+  if (has_rate) fit.rate_tflops = Param::Of(rate);
+  if (!fit.ok || !with_covariance) return fit;
+
+  const int num_params = 1 + (fix_bandwidth ? 0 : 1) + (has_rate && !fix_rate ? 1 : 0);
+  const double s2 = ResidualVariance(rows, fit.theta, tiles, num_sms, num_params);
+  if (!std::isfinite(s2)) {
+    fit.notes.push_back("standard errors unavailable: no more rows than parameters");
+    return fit;
+  }
+  ceres::Covariance::Options cov_options;
+  cov_options.algorithm_type = ceres::DENSE_SVD;
+  ceres::Covariance covariance(cov_options);
+  std::vector<double*> params = {&floor_us};
+  if (!fix_bandwidth) params.push_back(&bandwidth);
+  if (has_rate && !fix_rate) params.push_back(&rate);
+  std::vector<std::pair<const double*, const double*>> pairs;
+  for (double* q : params) pairs.emplace_back(q, q);
+  if (!covariance.Compute(pairs, &problem)) {
+    fit.notes.push_back(
+        "standard errors unavailable: covariance rank deficient (a parameter is not determined "
+        "by these rows)");
+    return fit;
+  }
+  auto standard_error = [&](double* q, Param* out, const char* name, double bound) {
+    double var = 0;
+    covariance.GetCovarianceBlock(q, q, &var);
+    if (*q <= bound * (1 + 1e-9) + 1e-12) {
+      fit.notes.push_back(std::string(name) + " at its bound: standard error not meaningful");
+      return;
+    }
+    if (std::isfinite(var) && var >= 0) out->std_error = std::sqrt(var * s2);
+  };
+  standard_error(&floor_us, &fit.floor_us, "floor_us", 0.0);
+  if (!fix_bandwidth) standard_error(&bandwidth, &fit.bandwidth_gbps, "bandwidth_gbps", 1e-6);
+  if (has_rate && !fix_rate) standard_error(&rate, &fit.rate_tflops, "rate_tflops", 1e-9);
+  return fit;
+}
+
+// Start values from the data: the floor at half the shortest per-kernel time; bandwidth and
+// rate at the highest values any row achieves after the floor (lower bounds on the true ones).
+KernelTheta StartTheta(const std::vector<KernelRow>& rows, bool has_rate, TileChoice tiles,
+                       int num_sms) {
+  double t_min = INFINITY;
+  for (const KernelRow& r : rows) t_min = std::min(t_min, r.measured_us / r.kernels_per_call);
+  KernelTheta theta;
+  theta.floor_us = 0.5 * t_min;
+  double bw = 0, rate = 0;
+  for (const KernelRow& r : rows) {
+    const double busy_us = std::max(r.measured_us / r.kernels_per_call - theta.floor_us, 1e-3);
+    bw = std::max(bw, r.per_kernel.bytes / busy_us / 1e3);
+    if (has_rate)
+      rate = std::max(rate, EffectiveFlops(r.per_kernel, tiles.tile_m, tiles.tile_n, num_sms) /
+                                busy_us / 1e6);
+  }
+  theta.bandwidth_gbps = bw > 0 ? bw : 1.0;
+  theta.rate_tflops = rate > 0 ? rate : 1.0;
+  return theta;
+}
+
+// Fits theta for one class: every tile candidate (compute classes with shapes) and a few
+// start points; the lowest final cost wins. Covariance only for the winner.
+ThetaFit FitKernelClass(const std::vector<KernelRow>& rows, bool has_rate, int num_sms,
+                        const FitOptions& options, bool with_covariance) {
+  std::vector<TileChoice> tiles = {TileChoice{128, 128}};
+  bool any_shape = false;
+  for (const KernelRow& r : rows) any_shape = any_shape || HasShape(r.per_kernel);
+  if (has_rate && any_shape) {
+    tiles.clear();
+    for (const auto& [tm, tn] : options.tile_candidates) tiles.push_back(TileChoice{tm, tn});
+  }
+  // Start multipliers on (bandwidth, rate): the max() in the model hides one term's gradient
+  // wherever the other dominates, so a single start can stall on the wrong side.
+  std::vector<std::pair<double, double>> starts = {{1, 1}, {3, 1}, {1, 3}};
+  if (!has_rate) starts = {{1, 1}, {3, 1}};
+  ThetaFit best;
+  for (TileChoice t : tiles) {
+    const KernelTheta base = StartTheta(rows, has_rate, t, num_sms);
+    for (const auto& [mb, mr] : starts) {
+      KernelTheta start = base;
+      start.bandwidth_gbps *= mb;
+      start.rate_tflops *= mr;
+      ThetaFit f = SolveTheta(rows, has_rate, t, num_sms, start, options, false);
+      // Prefer the earlier candidate on (near) ties so 128x128 wins when tiles do not matter.
+      if (f.ok && f.cost < best.cost * (1 - 1e-9)) best = f;
+    }
+  }
+  if (!best.ok || !has_rate) {
+    if (best.ok && with_covariance)
+      return SolveTheta(rows, has_rate, best.tiles, num_sms, best.theta, options, true);
+    return best;
+  }
+  // Which term of max(compute, memory) binds on which row? A term that binds on no row leaves
+  // its parameter undetermined (any larger value fits as well): it is written as the smallest
+  // value that leaves every prediction unchanged, a lower bound, with no standard error.
+  int memory_binds = 0, compute_binds = 0;
+  double bandwidth_floor = 0, rate_floor = 0;
+  for (const KernelRow& r : rows) {
+    const double flops = EffectiveFlops(r.per_kernel, best.tiles.tile_m, best.tiles.tile_n, num_sms);
+    const double t_mem = r.per_kernel.bytes / (best.theta.bandwidth_gbps * 1e3);
+    const double t_math = flops / (best.theta.rate_tflops * 1e6);
+    (t_mem > t_math ? memory_binds : compute_binds)++;
+    if (t_math > 0) bandwidth_floor = std::max(bandwidth_floor, r.per_kernel.bytes / t_math / 1e3);
+    if (t_mem > 0) rate_floor = std::max(rate_floor, flops / t_mem / 1e6);
+  }
+  KernelTheta start = best.theta;
+  const bool fix_bandwidth = memory_binds == 0 && bandwidth_floor > 0;
+  const bool fix_rate = compute_binds == 0 && rate_floor > 0;
+  if (fix_bandwidth) start.bandwidth_gbps = bandwidth_floor;
+  if (fix_rate) start.rate_tflops = rate_floor;
+  ThetaFit out = SolveTheta(rows, has_rate, best.tiles, num_sms, start, options, with_covariance,
+                            fix_bandwidth, fix_rate);
+  if (fix_bandwidth)
+    out.notes.push_back(
+        "bandwidth_gbps not determined: the memory term binds on no row; written as the "
+        "smallest value consistent with the fit (a lower bound)");
+  if (fix_rate)
+    out.notes.push_back(
+        "rate_tflops not determined: the compute term binds on no row; written as the smallest "
+        "value consistent with the fit (a lower bound)");
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// Linear fits with non-negative coefficients (frameworks, GPU gaps)
+
+struct LinearRow {
+  std::vector<double> x;
+  double y = 0;
+  double scale = 1;  // residual = (x . beta - y) / scale
+};
+
+struct LinearRowResidual {
+  LinearRow row;
+  template <typename T>
+  bool operator()(T const* const* beta, T* residual) const {
+    T sum = T(0);
+    for (size_t j = 0; j < row.x.size(); ++j) sum += beta[0][j] * row.x[j];
+    residual[0] = (sum - row.y) / row.scale;
+    return true;
+  }
+};
+
+struct LinearFit {
+  bool ok = false;
+  std::vector<double> beta;
+  std::vector<double> std_error;  // NaN where unavailable
+  bool covariance_ok = false;
+  std::string report;
+};
+
+LinearFit FitLinearNonNegative(const std::vector<LinearRow>& rows, int num_params,
+                               const FitOptions& options, bool robust) {
+  LinearFit fit;
+  fit.beta.assign(num_params, 1.0);
+  fit.std_error.assign(num_params, std::nan(""));
+  if (rows.empty()) return fit;
+  ceres::Problem problem;
+  ceres::LossFunction* loss = robust ? MakeLoss(options) : nullptr;
+  for (const LinearRow& r : rows) {
+    auto* cost = new ceres::DynamicAutoDiffCostFunction<LinearRowResidual>(
+        new LinearRowResidual{r});
+    cost->AddParameterBlock(num_params);
+    cost->SetNumResiduals(1);
+    problem.AddResidualBlock(cost, loss, fit.beta.data());
+  }
+  for (int j = 0; j < num_params; ++j) problem.SetParameterLowerBound(fit.beta.data(), j, 0.0);
+  ceres::Solver::Summary summary;
+  ceres::Solve(SolverOptions(options), &problem, &summary);
+  fit.report = summary.BriefReport();
+  fit.ok = summary.IsSolutionUsable();
+  if (!fit.ok || int(rows.size()) <= num_params) return fit;
+
+  double ss = 0;
+  for (const LinearRow& r : rows) {
+    double sum = 0;
+    for (int j = 0; j < num_params; ++j) sum += fit.beta[j] * r.x[j];
+    ss += (sum - r.y) / r.scale * (sum - r.y) / r.scale;
+  }
+  const double s2 = ss / double(int(rows.size()) - num_params);
+  ceres::Covariance::Options cov_options;
+  cov_options.algorithm_type = ceres::DENSE_SVD;
+  ceres::Covariance covariance(cov_options);
+  std::vector<std::pair<const double*, const double*>> pairs = {{fit.beta.data(), fit.beta.data()}};
+  if (!covariance.Compute(pairs, &problem)) return fit;
+  std::vector<double> cov(size_t(num_params) * num_params);
+  covariance.GetCovarianceBlock(fit.beta.data(), fit.beta.data(), cov.data());
+  fit.covariance_ok = true;
+  for (int j = 0; j < num_params; ++j) {
+    const double var = cov[size_t(j) * num_params + j];
+    // A coefficient pinned at its bound 0 has no meaningful symmetric error.
+    if (fit.beta[j] > 1e-9 && std::isfinite(var) && var >= 0) fit.std_error[j] = std::sqrt(var * s2);
+  }
+  return fit;
+}
+
+std::string Fmt(const char* f, double a, double b = 0, double c = 0) {
+  char buf[256];
+  std::snprintf(buf, sizeof(buf), f, a, b, c);
+  return buf;
+}
+
+// Per-op kernel time of a dispatch row, if known.
+double KernelPerOpUs(const DispatchMeasurement& d) {
+  return d.gpu_kernel_us >= 0 ? d.gpu_kernel_us / d.n_ops : std::nan("");
+}
+
+// CPU-side fit of one framework that issues dispatches (everything but cuda-graph). Rows
+// where the GPU, not the CPU, set the pace (kernel time per op above the fitted dispatch
+// cost) are dropped and the fit repeated once; their indices go to `gpu_bound_rows`.
+FrameworkFit FitDispatchFramework(Framework fw, const std::vector<const DispatchMeasurement*>& all_rows,
+                                  const FitOptions& options,
+                                  std::vector<const DispatchMeasurement*>* gpu_bound_rows) {
+  FrameworkFit out;
+  out.framework = fw;
+  std::vector<const DispatchMeasurement*> rows = all_rows;
+  for (int pass = 0; pass < 2; ++pass) {
+    // Columns: call, then each dispatch class present, then modules if any row has some.
+    std::vector<int> class_column(kNumDispatchClasses, -1);
+    int num_params = 1;
+    for (const auto* d : rows)
+      if (class_column[int(d->cls)] < 0) class_column[int(d->cls)] = num_params++;
+    int module_column = -1;
+    for (const auto* d : rows)
+      if (d->modules > 0 && module_column < 0) module_column = num_params++;
+    std::vector<LinearRow> lin;
+    for (const auto* d : rows) {
+      LinearRow r;
+      r.x.assign(num_params, 0.0);
+      r.x[0] = 1;
+      r.x[class_column[int(d->cls)]] = d->n_ops;
+      if (module_column >= 0) r.x[module_column] = d->modules;
+      r.y = d->call_us.median;
+      r.scale = d->call_us.median;
+      lin.push_back(r);
+    }
+    FrameworkFit f;
+    f.framework = fw;
+    if (int(rows.size()) < num_params) {
+      f.notes.push_back("too few rows (" + std::to_string(rows.size()) + ") for " +
+                        std::to_string(num_params) + " parameters");
+      return f;
+    }
+    LinearFit lf = FitLinearNonNegative(lin, num_params, options, /*robust=*/true);
+    f.solver_reports.push_back(lf.report);
+    if (!lf.ok) {
+      f.notes.push_back("solver failed: " + lf.report);
+      return f;
+    }
+    f.params.call_us = Param::Of(lf.beta[0], lf.std_error[0]);
+    for (int c = 0; c < kNumDispatchClasses; ++c)
+      if (class_column[c] >= 0)
+        f.params.dispatch_us[c] = Param::Of(lf.beta[class_column[c]], lf.std_error[class_column[c]]);
+    if (module_column >= 0)
+      f.params.module_us = Param::Of(lf.beta[module_column], lf.std_error[module_column]);
+    if (!lf.covariance_ok)
+      f.notes.push_back(
+          "standard errors unavailable: parameters not separable from these rows (e.g. modules "
+          "always proportional to n_ops, or one n_ops value per class)");
+    std::vector<double> pred, meas;
+    for (const LinearRow& r : lin) {
+      double s = 0;
+      for (int j = 0; j < num_params; ++j) s += lf.beta[j] * r.x[j];
+      pred.push_back(s);
+      meas.push_back(r.y);
+    }
+    f.params.points = int(rows.size());
+    f.params.r2 = LinearR2(pred, meas);
+    f.fit_error = ComputeErrorStats(pred, meas);
+    out = f;
+
+    // GPU-bound rows: the GPU needs longer per op than the CPU takes to issue it.
+    std::vector<const DispatchMeasurement*> cpu_bound;
+    gpu_bound_rows->clear();
+    for (const auto* d : all_rows) {
+      const Param& disp = f.params.dispatch_us[int(d->cls)];
+      const double k = KernelPerOpUs(*d);
+      if (disp.known() && std::isfinite(k) && k > 1.2 * disp.value)
+        gpu_bound_rows->push_back(d);
+      else
+        cpu_bound.push_back(d);
+    }
+    if (gpu_bound_rows->empty() || pass == 1 || cpu_bound.empty()) break;
+    rows = cpu_bound;
+  }
+  if (!gpu_bound_rows->empty())
+    out.notes.push_back(std::to_string(gpu_bound_rows->size()) +
+                        " GPU-bound row(s) (kernel time per op > 1.2x the dispatch cost) left out "
+                        "of the CPU fit");
+  return out;
+}
+
+// Slope g of (gpu_span - gpu_kernel) = g * (n_ops - 1), one estimate per row weighted equally
+// (residual (g (n-1) - y) / (n-1)). Rows need n_ops >= 2 and both GPU numbers.
+Param FitGap(const std::vector<const DispatchMeasurement*>& rows, const FitOptions& options,
+             std::vector<std::string>* reports, int* used) {
+  std::vector<LinearRow> lin;
+  for (const auto* d : rows) {
+    if (d->n_ops < 2 || d->gpu_span_us < 0 || d->gpu_kernel_us < 0) continue;
+    LinearRow r;
+    r.x = {double(d->n_ops - 1)};
+    r.y = d->gpu_span_us - d->gpu_kernel_us;
+    r.scale = double(d->n_ops - 1);
+    lin.push_back(r);
+  }
+  *used = int(lin.size());
+  if (lin.empty()) return Param{};
+  LinearFit lf = FitLinearNonNegative(lin, 1, options, /*robust=*/false);
+  reports->push_back(lf.report);
+  if (!lf.ok) return Param{};
+  return Param::Of(lf.beta[0], lf.std_error[0]);
+}
+
+FrameworkFit FitCudaGraph(const std::vector<const DispatchMeasurement*>& rows,
+                          const FitOptions& options) {
+  FrameworkFit f;
+  f.framework = Framework::kCudaGraph;
+  // call_us.median ~ replay + per-class per-node slope (GPU work included); only the intercept
+  // is a CPU cost. dispatch_us stays null: a graph replay issues no per-op dispatches.
+  std::vector<int> class_column(kNumDispatchClasses, -1);
+  int num_params = 1;
+  for (const auto* d : rows)
+    if (class_column[int(d->cls)] < 0) class_column[int(d->cls)] = num_params++;
+  std::vector<LinearRow> lin;
+  for (const auto* d : rows) {
+    LinearRow r;
+    r.x.assign(num_params, 0.0);
+    r.x[0] = 1;
+    r.x[class_column[int(d->cls)]] = d->n_ops;
+    r.y = r.scale = d->call_us.median;
+    lin.push_back(r);
+  }
+  if (int(rows.size()) < num_params) {
+    f.notes.push_back("too few rows (" + std::to_string(rows.size()) + ") for " +
+                      std::to_string(num_params) + " parameters");
+    return f;
+  }
+  LinearFit lf = FitLinearNonNegative(lin, num_params, options, /*robust=*/true);
+  f.solver_reports.push_back(lf.report);
+  if (!lf.ok) {
+    f.notes.push_back("solver failed: " + lf.report);
+    return f;
+  }
+  f.params.call_us = Param::Of(lf.beta[0], lf.std_error[0]);
+  for (int c = 0; c < kNumDispatchClasses; ++c) {
+    if (class_column[c] < 0) continue;
+    if (!std::isfinite(f.per_node_total_us)) f.per_node_total_us = lf.beta[class_column[c]];
+    f.notes.push_back(std::string("per-node call time (GPU work included), ") +
+                      DispatchClassName(DispatchClass(c)) + Fmt(": %.3f us", lf.beta[class_column[c]]));
+  }
+  std::vector<double> pred, meas;
+  for (const LinearRow& r : lin) {
+    double s = 0;
+    for (int j = 0; j < num_params; ++j) s += lf.beta[j] * r.x[j];
+    pred.push_back(s);
+    meas.push_back(r.y);
+  }
+  f.params.points = int(rows.size());
+  f.params.r2 = LinearR2(pred, meas);
+  f.fit_error = ComputeErrorStats(pred, meas);
+  int used = 0;
+  f.params.node_gap_us = FitGap(rows, options, &f.solver_reports, &used);
+  if (!f.params.node_gap_us.known()) {
+    f.notes.push_back("node_gap_us null: no rows with n_ops >= 2 and gpu_span_us/gpu_kernel_us");
+    f.notes.push_back("call_us: intercept of call_us.median against n_ops (no GPU records)");
+    return f;
+  }
+  f.notes.push_back("node_gap_us from " + std::to_string(used) + " rows");
+  // The predictor prices a replay as call_us + sum(kernel times) + n_kernels * node_gap_us, so
+  // call_us is fitted as the intercept of call_us.median - gpu_kernel_us - n_ops * node_gap_us
+  // (slope: per-node CPU cost beyond that, which the predictor does not model; reported).
+  bool all_kernels = true;
+  for (const auto* d : rows) all_kernels = all_kernels && d->gpu_kernel_us >= 0;
+  if (!all_kernels) {
+    f.notes.push_back("call_us: intercept of call_us.median against n_ops (rows lack "
+                      "gpu_kernel_us)");
+    return f;
+  }
+  const double gap = f.params.node_gap_us.value;
+  std::vector<LinearRow> over;
+  for (const auto* d : rows)
+    over.push_back(LinearRow{{1.0, double(d->n_ops)},
+                             d->call_us.median - d->gpu_kernel_us - d->n_ops * gap,
+                             d->call_us.median});
+  LinearFit of = FitLinearNonNegative(over, 2, options, /*robust=*/true);
+  f.solver_reports.push_back(of.report);
+  if (of.ok) {
+    f.params.call_us = Param::Of(of.beta[0], of.std_error[0]);
+    f.notes.push_back(Fmt("call_us: intercept of call - gpu_kernel - n_ops * node_gap; per-node "
+                          "cost left over: %.3f us (not modelled)", of.beta[1]));
+  }
+  return f;
+}
+
+std::string KernelGroupKey(const KernelMeasurement& k) { return KernelKey(k.work.cls, k.work.dtype); }
+
+int NumParams(KernelClass c) { return IsComputeClass(c) ? 3 : 2; }
+
+}  // namespace
+
+bool CalibrateAvailable() { return true; }
+
+Expected<Calibration> Calibrate(const Measurements& m, const FitOptions& options) {
+  Status s = options.Validate();
+  if (!s.ok()) return s;
+  Calibration c;
+  HostProfile& profile = c.profile;
+  profile.host = m.host.is_object() ? m.host : json::object();
+  profile.synthetic = profile.host.value("synthetic", json(false)) == json(true);
+  profile.provenance = json::object();  // the caller knows the files, date and commit
+
+  int num_sms = options.num_sms;
+  if (num_sms == 0) {
+    const json sm = profile.host.value("sm_count", json(nullptr));
+    if (!sm.is_number_integer() || sm.get<int64_t>() <= 0 || sm.get<int64_t>() > 100000)
+      return InvalidInput(
+          "measurements: host.sm_count missing or not a positive integer (needed for wave "
+          "quantization; pass the SM count explicitly to override)");
+    num_sms = sm.get<int>();
+  }
+  profile.gpu.num_sms = num_sms;
+  if (m.kernels.empty() && m.dispatch.empty())
+    return InvalidInput("measurements: no kernel or dispatch rows to fit");
+
+  // ---- kernel classes ----
+  std::vector<std::string> group_of_row;
+  for (const KernelMeasurement& k : m.kernels) group_of_row.push_back(KernelGroupKey(k));
+  const std::vector<bool> held =
+      HoldoutMask(group_of_row, options.holdout_fraction, options.seed, /*min_train=*/5);
+  std::map<std::string, std::vector<size_t>> rows_of_group;
+  for (size_t i = 0; i < m.kernels.size(); ++i) rows_of_group[group_of_row[i]].push_back(i);
+
+  for (const auto& [key, idx] : rows_of_group) {
+    KernelFit kf;
+    kf.cls = m.kernels[idx.front()].work.cls;
+    kf.dtype = m.kernels[idx.front()].work.dtype;
+    const bool has_rate = IsComputeClass(kf.cls);
+    std::vector<KernelRow> all, train, test;
+    for (size_t i : idx) {
+      KernelRow r = MakeKernelRow(m.kernels[i]);
+      all.push_back(r);
+      (held[i] ? test : train).push_back(r);
+    }
+    kf.params.points = int(all.size());
+    kf.params.min_flops = kf.params.min_bytes = INFINITY;
+    kf.params.max_flops = kf.params.max_bytes = 0;
+    for (const KernelRow& r : all) {
+      kf.params.min_flops = std::min(kf.params.min_flops, r.per_kernel.flops);
+      kf.params.max_flops = std::max(kf.params.max_flops, r.per_kernel.flops);
+      kf.params.min_bytes = std::min(kf.params.min_bytes, r.per_kernel.bytes);
+      kf.params.max_bytes = std::max(kf.params.max_bytes, r.per_kernel.bytes);
+    }
+    const int p = NumParams(kf.cls);
+    bool any_bytes = false, any_flops = false;
+    for (const KernelRow& r : all) {
+      any_bytes = any_bytes || r.per_kernel.bytes > 0;
+      any_flops = any_flops || r.per_kernel.flops > 0;
+    }
+    if (int(all.size()) < p + 1) {
+      kf.notes.push_back(std::to_string(all.size()) + " rows, at least " + std::to_string(p + 1) +
+                         " needed");
+    } else if (!any_bytes) {
+      kf.notes.push_back("no row moves any bytes: bandwidth cannot be fitted");
+    } else if (has_rate && !any_flops) {
+      kf.notes.push_back("no row has FLOPs: rate cannot be fitted");
+    }
+    if (!kf.notes.empty()) {
+      c.kernels.push_back(kf);
+      continue;
+    }
+    // Holdout: fit on the training rows, score the held-out ones.
+    if (!test.empty()) {
+      ThetaFit tf = FitKernelClass(train, has_rate, num_sms, options, false);
+      if (tf.ok) {
+        std::vector<double> pred, meas;
+        for (const KernelRow& r : test) {
+          pred.push_back(RowModelUs(r, tf.theta, tf.tiles, num_sms));
+          meas.push_back(r.measured_us);
+        }
+        kf.holdout_error = ComputeErrorStats(pred, meas);
+      } else {
+        kf.notes.push_back("holdout fit failed: " + tf.report);
+      }
+    } else if (options.holdout_fraction > 0) {
+      kf.notes.push_back("too few rows for a holdout");
+    }
+    // Final fit on all rows.
+    ThetaFit tf = FitKernelClass(all, has_rate, num_sms, options, true);
+    kf.solver_report = tf.report;
+    if (!tf.ok) {
+      kf.notes.push_back("solver failed: " + tf.report);
+      c.kernels.push_back(kf);
+      continue;
+    }
+    kf.params.floor_us = tf.floor_us;
+    kf.params.bandwidth_gbps = tf.bandwidth_gbps;
+    kf.params.rate_tflops = has_rate ? tf.rate_tflops : Param{};
+    kf.params.tile_m = tf.tiles.tile_m;
+    kf.params.tile_n = tf.tiles.tile_n;
+    kf.notes.insert(kf.notes.end(), tf.notes.begin(), tf.notes.end());
+    std::vector<double> pred, meas;
+    for (const KernelRow& r : all) {
+      pred.push_back(RowModelUs(r, tf.theta, tf.tiles, num_sms));
+      meas.push_back(r.measured_us);
+    }
+    kf.params.r2 = LogR2(pred, meas);
+    kf.fit_error = ComputeErrorStats(pred, meas);
+    kf.params.median_abs_err_pct = kf.fit_error.median_abs_pct;
+    if (!std::isfinite(kf.params.r2))
+      kf.notes.push_back("R² undefined: measured times do not vary");
+    profile.gpu.kernels[key] = kf.params;
+    c.kernels.push_back(kf);
+  }
+
+  // ---- frameworks ----
+  std::map<Framework, std::vector<const DispatchMeasurement*>> rows_of_framework;
+  for (const DispatchMeasurement& d : m.dispatch) rows_of_framework[d.framework].push_back(&d);
+  std::vector<const DispatchMeasurement*> gpu_bound_eager;
+  for (const auto& [fw, rows] : rows_of_framework) {
+    FrameworkFit f;
+    if (fw == Framework::kCudaGraph) {
+      f = FitCudaGraph(rows, options);
+    } else {
+      std::vector<const DispatchMeasurement*> gpu_bound;
+      f = FitDispatchFramework(fw, rows, options, &gpu_bound);
+      if (fw == Framework::kLibtorchEager) gpu_bound_eager = gpu_bound;
+    }
+    if (f.params.call_us.known()) profile.frameworks[FrameworkName(fw)] = f.params;
+    c.frameworks.push_back(f);
+  }
+
+  // ---- GPU gap between back-to-back kernels (libtorch-eager, GPU-bound rows only) ----
+  auto eager = rows_of_framework.find(Framework::kLibtorchEager);
+  if (eager == rows_of_framework.end()) {
+    c.notes.push_back("gpu.kernel_gap_us null: no libtorch-eager dispatch rows");
+  } else if (gpu_bound_eager.empty()) {
+    bool any_gpu = false;
+    for (const auto* d : eager->second) any_gpu = any_gpu || (d->gpu_span_us >= 0 && d->gpu_kernel_us >= 0);
+    c.notes.push_back(
+        any_gpu ? "gpu.kernel_gap_us null: every libtorch-eager row is CPU bound (kernel time "
+                  "per op below the dispatch cost), so the GPU waits on the CPU and its own gap "
+                  "between kernels cannot be observed"
+                : "gpu.kernel_gap_us null: libtorch-eager rows carry no gpu_span_us/gpu_kernel_us");
+  } else {
+    int used = 0;
+    profile.gpu.kernel_gap_us = FitGap(gpu_bound_eager, options, &c.gap_solver_reports, &used);
+    c.notes.push_back("gpu.kernel_gap_us from " + std::to_string(used) +
+                      " GPU-bound libtorch-eager row(s)");
+  }
+
+  c.quality_failures = QualityFailures(c, options);
+  profile.fit = CalibrationSummaryJson(c, options);
+  return c;
+}
+
+}  // namespace ftax

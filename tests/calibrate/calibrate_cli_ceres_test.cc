@@ -1,0 +1,130 @@
+// `ftax calibrate` end to end on SYNTHETIC measurement files: the profile is written and loads,
+// the summary renders as text and JSON, and a poorly fitting class is refused unless --force.
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "predictor/host_profile.h"
+#include "synthetic_measurements.h"
+
+namespace ftax {
+namespace {
+
+using json = nlohmann::json;
+
+struct CliRun {
+  int rc = -1;
+  std::string out, err;
+};
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+CliRun Ftax(const std::string& args) {
+  const std::string dir = ::testing::TempDir();
+  const std::string out = dir + "ftax-cal.out", err = dir + "ftax-cal.err";
+  const std::string cmd = std::string(FTAX_BINARY) + " " + args + " >" + out + " 2>" + err;
+  const int status = std::system(cmd.c_str());
+  CliRun r;
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = Slurp(out);
+  r.err = Slurp(err);
+  return r;
+}
+
+const std::string kSynthetic =
+    std::string(FTAX_TEST_DATA) + "/measurements/synthetic-h200like.measurements.json";
+
+TEST(CalibrateCliCeresTest, WritesAProfileThatLoads) {
+  const std::string profile = ::testing::TempDir() + "synthetic.profile.json";
+  std::remove(profile.c_str());
+  CliRun r = Ftax("calibrate " + kSynthetic + " -o " + profile + " --seed 3 --verbose");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  for (const char* col : {"class", "floor_us", "rate_TFLOP/s", "bandwidth_GB/s", "R²(log)",
+                          "holdout err%", "gemm", "elementwise", "libtorch-eager", "cuda-graph"})
+    EXPECT_NE(r.out.find(col), std::string::npos) << col << "\n" << r.out;
+  EXPECT_NE(r.out.find("128x64"), std::string::npos) << "gemm/fp32 tile not reported\n" << r.out;
+  EXPECT_NE(r.err.find("Ceres Solver Report"), std::string::npos) << "--verbose logs BriefReport";
+
+  Expected<HostProfile> p = LoadHostProfile(profile);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_TRUE(p->synthetic);
+  EXPECT_EQ(p->gpu.num_sms, 132);
+  EXPECT_EQ(p->gpu.kernels.size(), 4u);
+  EXPECT_EQ(p->frameworks.size(), 3u);
+  EXPECT_TRUE(p->gpu.kernel_gap_us.known());
+  EXPECT_NEAR(p->gpu.Find(KernelClass::kGemm, DType::kFloat16)->rate_tflops.value, 650, 650 * 0.05);
+  EXPECT_EQ(p->provenance["measurements"][0], kSynthetic);
+  EXPECT_EQ(p->provenance["seed"], 3);
+  EXPECT_TRUE(p->provenance["date"].is_string());
+  EXPECT_TRUE(p->provenance.contains("ftax_commit"));  // a 40-hex sha, or null outside git
+  if (!p->provenance["ftax_commit"].is_null())
+    EXPECT_EQ(p->provenance["ftax_commit"].get<std::string>().size(), 40u);
+  EXPECT_NE(p->host["gpu"].get<std::string>().find("SYNTHETIC"), std::string::npos);
+}
+
+TEST(CalibrateCliCeresTest, JsonSummary) {
+  const std::string profile = ::testing::TempDir() + "synthetic-json.profile.json";
+  CliRun r = Ftax("calibrate " + kSynthetic + " -o " + profile + " --format json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  json s = json::parse(r.out);
+  EXPECT_EQ(s["written"], true);
+  EXPECT_EQ(s["kernels"].size(), 4u);
+  EXPECT_TRUE(s["kernels"][0]["holdout"]["median_abs_err_pct"].is_number());
+  EXPECT_TRUE(s["quality_failures"].empty());
+  EXPECT_EQ(s["options"]["loss"], "huber");
+}
+
+TEST(CalibrateCliCeresTest, RefusesAPoorFitUnlessForced) {
+  // Scramble the gemm/fp16 times among its rows: the class cannot fit.
+  std::ifstream in(kSynthetic);
+  json j;
+  in >> j;
+  std::vector<json*> rows;
+  for (json& r : j["kernels"])
+    if (r["class"] == "gemm" && r["dtype"] == "fp16") rows.push_back(&r);
+  std::vector<json> times;
+  for (json* r : rows) times.push_back((*r)["kernel_us"]);
+  for (size_t i = 0; i < rows.size(); ++i) (*rows[i])["kernel_us"] = times[(i * 11 + 5) % rows.size()];
+  const std::string bad = ::testing::TempDir() + "synthetic-scrambled.measurements.json";
+  std::ofstream(bad) << j.dump();
+  const std::string profile = ::testing::TempDir() + "scrambled.profile.json";
+  std::remove(profile.c_str());
+
+  CliRun r = Ftax("calibrate " + bad + " -o " + profile);
+  EXPECT_EQ(r.rc, 1) << r.err;
+  EXPECT_NE(r.err.find("refusing to write"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("gemm/fp16"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("elementwise/fp16"), std::string::npos) << "only the bad class is named";
+  EXPECT_FALSE(std::ifstream(profile).good());
+
+  r = Ftax("calibrate " + bad + " -o " + profile + " --force");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.err.find("warning"), std::string::npos);
+  Expected<HostProfile> p = LoadHostProfile(profile);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->fit["forced"], true);
+  EXPECT_FALSE(p->fit["quality_failures"].empty());
+
+  // The thresholds are options.
+  r = Ftax("calibrate " + bad + " -o " + profile + " --min-r2 -1000 --max-holdout-err 1e6");
+  EXPECT_EQ(r.rc, 0) << r.err;
+}
+
+TEST(CalibrateCliCeresTest, BadOptionsAreBadInput) {
+  CliRun r = Ftax("calibrate " + kSynthetic + " -o /tmp/x.json --loss l2");
+  EXPECT_EQ(r.rc, 2);
+  r = Ftax("calibrate " + kSynthetic + " -o /tmp/x.json --holdout 1.5");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("holdout fraction"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace ftax

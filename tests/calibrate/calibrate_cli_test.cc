@@ -1,0 +1,64 @@
+// `ftax calibrate` exit codes that hold in every build: without Ceres it refuses with 3; with
+// Ceres, a bad measurement file is exit 2 and the message names the file and the field.
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "calibrate/profile_fit.h"
+
+namespace ftax {
+namespace {
+
+struct CliRun {
+  int rc = -1;
+  std::string out, err;
+};
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+CliRun Ftax(const std::string& args) {
+  const std::string dir = ::testing::TempDir();
+  const std::string out = dir + "ftax-cli.out", err = dir + "ftax-cli.err";
+  const std::string cmd = std::string(FTAX_BINARY) + " " + args + " >" + out + " 2>" + err;
+  const int status = std::system(cmd.c_str());
+  CliRun r;
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = Slurp(out);
+  r.err = Slurp(err);
+  return r;
+}
+
+TEST(CalibrateCliTest, WithoutCeresExitsThreeElseNamesTheBadField) {
+  const std::string bad = ::testing::TempDir() + "negative.measurements.json";
+  std::ofstream(bad) << R"({"schema_version": 1, "kind": "ftax-measurements",
+    "host": {"sm_count": 132, "synthetic": true},
+    "kernels": [{"class": "copy", "dtype": "fp16", "flops": 0, "bytes": 1e6,
+                 "kernel_us": {"median": -2}}]})";
+  CliRun r = Ftax("calibrate " + bad + " -o " + ::testing::TempDir() + "never.json");
+  if (!CalibrateAvailable()) {
+    EXPECT_EQ(r.rc, 3);
+    EXPECT_NE(r.err.find("without Ceres"), std::string::npos) << r.err;
+    return;
+  }
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_NE(r.err.find(bad + ": kernels[0].kernel_us.median: must be > 0"), std::string::npos)
+      << r.err;
+  std::ifstream never(::testing::TempDir() + "never.json");
+  EXPECT_FALSE(never.good());
+}
+
+TEST(CalibrateCliTest, MissingFileIsBadInput) {
+  CliRun r = Ftax("calibrate /nonexistent.measurements.json -o /tmp/x.json");
+  EXPECT_EQ(r.rc, 2);
+}
+
+}  // namespace
+}  // namespace ftax

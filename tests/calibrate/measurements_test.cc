@@ -1,0 +1,228 @@
+// Measurement files: valid files load, partial lists are accepted, and every malformed field
+// is rejected with a message that names the file, the row and the field.
+#include "calibrate/measurements.h"
+
+#include <cstdio>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+namespace ftax {
+namespace {
+
+using json = nlohmann::json;
+
+json ValidFile() {
+  return json::parse(R"({
+    "schema_version": 1, "kind": "ftax-measurements",
+    "host": {"gpu": "SYNTHETIC test host", "sm_count": 132, "synthetic": true},
+    "kernels": [
+      {"class": "gemm", "dtype": "fp16", "label": "gemm 128x768x768", "m": 128, "n": 768,
+       "k": 768, "batch": 1, "flops": 1.5e8, "bytes": 2.6e6, "kernels_per_call": 1,
+       "kernel_us": {"median": 7.1, "p10": 7.0, "p90": 7.3}},
+      {"class": "reduction", "dtype": "bf16", "flops": 1e6, "bytes": 4e6, "kernels_per_call": 2,
+       "kernel_us": {"median": 5.0}}
+    ],
+    "dispatch": [
+      {"framework": "libtorch-eager", "class": "kernel", "n_ops": 64, "modules": 0,
+       "call_us": {"median": 300, "p10": 290, "p90": 320}, "gpu_kernel_us": 96,
+       "gpu_span_us": 280},
+      {"framework": "pytorch-eager", "class": "view", "n_ops": 8, "modules": 4,
+       "call_us": {"median": 80}, "gpu_kernel_us": null}
+    ],
+    "failures": [{"what": "gemm bf16 8192x8192x8192", "error": "out of memory"}]
+  })");
+}
+
+std::string ErrorOf(const json& j) {
+  Expected<Measurements> m = MeasurementsFromJson(j);
+  EXPECT_FALSE(m.ok()) << "accepted: " << j.dump();
+  return m.ok() ? "" : m.status().message();
+}
+
+std::string WriteTemp(const std::string& name, const std::string& text) {
+  std::string path = ::testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(MeasurementsTest, ParsesAValidFile) {
+  Expected<Measurements> m = MeasurementsFromJson(ValidFile());
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->kernels.size(), 2u);
+  EXPECT_EQ(m->kernels[0].work.cls, KernelClass::kGemm);
+  EXPECT_EQ(m->kernels[0].work.dtype, DType::kFloat16);
+  EXPECT_EQ(m->kernels[0].work.m, 128);
+  EXPECT_DOUBLE_EQ(m->kernels[0].kernel_us.median, 7.1);
+  EXPECT_EQ(m->kernels[0].label, "gemm 128x768x768");
+  EXPECT_EQ(m->kernels[1].kernels_per_call, 2);
+  EXPECT_EQ(m->kernels[1].work.m, 0);
+  EXPECT_EQ(m->kernels[1].work.batch, 1);
+  EXPECT_DOUBLE_EQ(m->kernels[1].kernel_us.p90, 5.0);  // missing quantiles: the median
+  ASSERT_EQ(m->dispatch.size(), 2u);
+  EXPECT_EQ(m->dispatch[0].framework, Framework::kLibtorchEager);
+  EXPECT_DOUBLE_EQ(m->dispatch[0].gpu_span_us, 280);
+  EXPECT_EQ(m->dispatch[1].modules, 4);
+  EXPECT_LT(m->dispatch[1].gpu_kernel_us, 0);  // null: unknown
+  EXPECT_LT(m->dispatch[1].gpu_span_us, 0);    // missing: unknown
+  EXPECT_EQ(m->failures.size(), 1u);
+  EXPECT_EQ(m->host["sm_count"], 132);
+}
+
+TEST(MeasurementsTest, AcceptsPartialLists) {
+  json j = ValidFile();
+  j.erase("dispatch");
+  j.erase("failures");
+  Expected<Measurements> m = MeasurementsFromJson(j);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->kernels.size(), 2u);
+  EXPECT_TRUE(m->dispatch.empty());
+  j.erase("kernels");
+  j["dispatch"] = json::array();
+  EXPECT_TRUE(MeasurementsFromJson(j).ok());
+}
+
+TEST(MeasurementsTest, RejectsWrongSchemaVersionAndKind) {
+  json j = ValidFile();
+  j["schema_version"] = 2;
+  EXPECT_NE(ErrorOf(j).find("schema_version: 2 is not supported"), std::string::npos);
+  j.erase("schema_version");
+  EXPECT_NE(ErrorOf(j).find("schema_version"), std::string::npos);
+  j = ValidFile();
+  j["schema_version"] = "1";
+  EXPECT_NE(ErrorOf(j).find("schema_version"), std::string::npos);
+  j = ValidFile();
+  j["kind"] = "ftax-host-profile";
+  EXPECT_NE(ErrorOf(j).find("kind"), std::string::npos);
+  EXPECT_NE(ErrorOf(json::array()).find("top level"), std::string::npos);
+}
+
+TEST(MeasurementsTest, MissingFieldsAreNamed) {
+  struct Case {
+    const char* list;
+    int row;
+    const char* field;
+    const char* expect;
+  } cases[] = {
+      {"kernels", 0, "class", "kernels[0] (\"gemm 128x768x768\").class: required"},
+      {"kernels", 0, "dtype", "kernels[0] (\"gemm 128x768x768\").dtype: required"},
+      {"kernels", 1, "flops", "kernels[1].flops: required"},
+      {"kernels", 1, "bytes", "kernels[1].bytes: required"},
+      {"kernels", 1, "kernel_us", "kernels[1].kernel_us: required"},
+      {"dispatch", 0, "framework", "dispatch[0].framework: required"},
+      {"dispatch", 0, "n_ops", "dispatch[0].n_ops: required"},
+      {"dispatch", 1, "call_us", "dispatch[1].call_us: required"},
+  };
+  for (const Case& c : cases) {
+    json j = ValidFile();
+    j[c.list][c.row].erase(c.field);
+    EXPECT_EQ(ErrorOf(j), c.expect);
+  }
+  json j = ValidFile();
+  j["kernels"][1]["kernel_us"].erase("median");
+  EXPECT_EQ(ErrorOf(j), "kernels[1].kernel_us.median: required");
+}
+
+TEST(MeasurementsTest, NegativeAndZeroTimesAreRejected) {
+  json j = ValidFile();
+  j["kernels"][1]["kernel_us"]["median"] = -3.0;
+  EXPECT_NE(ErrorOf(j).find("kernels[1].kernel_us.median: must be > 0"), std::string::npos);
+  j["kernels"][1]["kernel_us"]["median"] = 0;
+  EXPECT_NE(ErrorOf(j).find("kernels[1].kernel_us.median: must be > 0"), std::string::npos);
+  j = ValidFile();
+  j["dispatch"][0]["call_us"]["p10"] = -1;
+  EXPECT_NE(ErrorOf(j).find("dispatch[0].call_us.p10: must be >= 0"), std::string::npos);
+  j = ValidFile();
+  j["dispatch"][0]["gpu_span_us"] = -5;
+  EXPECT_NE(ErrorOf(j).find("dispatch[0].gpu_span_us: must be >= 0"), std::string::npos);
+  j = ValidFile();
+  j["kernels"][0]["bytes"] = -1;
+  EXPECT_NE(ErrorOf(j).find("bytes: must be >= 0"), std::string::npos);
+}
+
+TEST(MeasurementsTest, BadValuesAreNamed) {
+  json j = ValidFile();
+  j["kernels"][0]["class"] = "matmul";
+  EXPECT_NE(ErrorOf(j).find(".class: unknown kernel class 'matmul'"), std::string::npos);
+  j = ValidFile();
+  j["kernels"][0]["dtype"] = "fp13";
+  EXPECT_NE(ErrorOf(j).find(".dtype: unknown dtype 'fp13'"), std::string::npos);
+  j = ValidFile();
+  j["kernels"][0]["m"] = 1.5;
+  EXPECT_NE(ErrorOf(j).find(".m: expected an integer"), std::string::npos);
+  j = ValidFile();
+  j["kernels"][0]["kernels_per_call"] = 0;
+  EXPECT_NE(ErrorOf(j).find(".kernels_per_call: must be >= 1"), std::string::npos);
+  j = ValidFile();
+  j["kernels"][0]["flops"] = "many";
+  EXPECT_NE(ErrorOf(j).find(".flops: expected a number"), std::string::npos);
+  j = ValidFile();
+  j["kernels"][0]["kernel_us"] = {{"median", 7.0}, {"p10", 8.0}};
+  EXPECT_NE(ErrorOf(j).find("quantiles out of order"), std::string::npos);
+  j = ValidFile();
+  j["dispatch"][0]["class"] = "python";
+  EXPECT_NE(ErrorOf(j).find("dispatch[0].class: unknown dispatch class"), std::string::npos);
+  j = ValidFile();
+  j["dispatch"][0]["framework"] = "tensorflow";
+  EXPECT_NE(ErrorOf(j).find("unknown framework 'tensorflow'"), std::string::npos);
+  j = ValidFile();
+  j["dispatch"][0]["n_ops"] = 0;
+  EXPECT_NE(ErrorOf(j).find("dispatch[0].n_ops: must be >= 1"), std::string::npos);
+  j = ValidFile();
+  j["dispatch"][0]["gpu_span_us"] = 50;  // < gpu_kernel_us 96
+  EXPECT_NE(ErrorOf(j).find("gpu_span_us: smaller than gpu_kernel_us"), std::string::npos);
+  j = ValidFile();
+  j["kernels"] = json::object();
+  EXPECT_EQ(ErrorOf(j), "kernels: expected an array");
+  j = ValidFile();
+  j["kernels"][0] = 3;
+  EXPECT_NE(ErrorOf(j).find("kernels[0]: expected an object"), std::string::npos);
+}
+
+TEST(MeasurementsTest, FileErrorsNameTheFile) {
+  Expected<Measurements> m = LoadMeasurements("/nonexistent/x.measurements.json");
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), ErrorCode::kNotFound);
+  EXPECT_NE(m.status().message().find("/nonexistent/x.measurements.json"), std::string::npos);
+
+  std::string bad = WriteTemp("not-json.measurements.json", "{\"schema_version\": 1, \"kernels\": [");
+  m = LoadMeasurements(bad);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), ErrorCode::kInvalidInput);
+  EXPECT_NE(m.status().message().find(bad), std::string::npos);
+  EXPECT_NE(m.status().message().find("not valid JSON"), std::string::npos);
+
+  json j = ValidFile();
+  j["kernels"][1]["kernel_us"]["median"] = -1;
+  std::string neg = WriteTemp("negative.measurements.json", j.dump());
+  m = LoadMeasurements(neg);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().message().rfind(neg + ": kernels[1].kernel_us.median", 0), 0u)
+      << m.status().message();
+
+  std::string good = WriteTemp("good.measurements.json", ValidFile().dump());
+  m = LoadMeasurements(good);
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->source, good);
+}
+
+TEST(MeasurementsTest, MergeConcatenatesRowsAndKeepsFirstHostValue) {
+  Measurements a = MeasurementsFromJson(ValidFile()).value();
+  a.source = "a.json";
+  json jb = ValidFile();
+  jb["host"] = {{"gpu", "other"}, {"python", "3.11"}};
+  Measurements b = MeasurementsFromJson(jb).value();
+  b.source = "b.json";
+  Measurements m = MergeMeasurements({a, b});
+  EXPECT_EQ(m.kernels.size(), 4u);
+  EXPECT_EQ(m.dispatch.size(), 4u);
+  EXPECT_EQ(m.failures.size(), 2u);
+  EXPECT_EQ(m.host["gpu"], "SYNTHETIC test host");
+  EXPECT_EQ(m.host["python"], "3.11");
+  EXPECT_EQ(m.host["sm_count"], 132);
+  EXPECT_EQ(m.source, "a.json + b.json");
+  EXPECT_TRUE(MergeMeasurements({}).kernels.empty());
+}
+
+}  // namespace
+}  // namespace ftax

@@ -1,0 +1,309 @@
+// Fits on SYNTHETIC measurements generated from known parameters (synthetic_measurements.h):
+// the fits must recover them, report plausible standard errors and held-out errors, and
+// refuse data that the model cannot explain.
+#include "calibrate/profile_fit.h"
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "predictor/kernel_cost.h"
+#include "synthetic_measurements.h"
+
+namespace ftax {
+namespace {
+
+using json = nlohmann::json;
+using testing::H200LikeSpec;
+using testing::MakeSyntheticMeasurements;
+using testing::SyntheticSpec;
+
+Measurements FromSpec(const SyntheticSpec& spec) {
+  Expected<Measurements> m = MeasurementsFromJson(MakeSyntheticMeasurements(spec));
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  return m.value();
+}
+
+// Does the memory term of the TRUE model bind on any generated row of this class? If not,
+// no fit can determine the bandwidth and it must come back as a marked lower bound.
+bool MemoryBindsSomewhere(const testing::SyntheticKernelClass& c, int num_sms) {
+  if (!IsComputeClass(c.cls)) return true;
+  for (const KernelWork& w : testing::SyntheticWorks(c))
+    if (w.bytes / (c.theta.bandwidth_gbps * 1e3) >
+        EffectiveFlops(w, c.tile_m, c.tile_n, num_sms) / (c.theta.rate_tflops * 1e6))
+      return true;
+  return false;
+}
+
+bool HasNote(const KernelFit& k, const std::string& text) {
+  for (const std::string& n : k.notes)
+    if (n.find(text) != std::string::npos) return true;
+  return false;
+}
+
+const KernelFit* FindKernel(const Calibration& c, KernelClass cls, DType t) {
+  for (const KernelFit& k : c.kernels)
+    if (k.cls == cls && k.dtype == t) return &k;
+  return nullptr;
+}
+
+const FrameworkFit* FindFramework(const Calibration& c, Framework f) {
+  for (const FrameworkFit& x : c.frameworks)
+    if (x.framework == f) return &x;
+  return nullptr;
+}
+
+// |fitted - truth| within `rel` of the truth, and within `k_se` standard errors (+ 1e-9).
+void ExpectRecovered(const Param& p, double truth, double rel, const char* what) {
+  ASSERT_TRUE(p.known()) << what;
+  EXPECT_NEAR(p.value, truth, rel * truth) << what;
+}
+
+void ExpectPlausibleStdError(const Param& p, double truth, const char* what) {
+  ASSERT_TRUE(std::isfinite(p.std_error)) << what << ": standard error missing";
+  EXPECT_GT(p.std_error, 0) << what;
+  EXPECT_LT(p.std_error, 0.2 * std::abs(p.value)) << what << ": implausibly large";
+  // The truth lies within 5 standard errors (a loose, but falsifiable, coverage check).
+  EXPECT_LT(std::abs(p.value - truth), 5 * p.std_error + 1e-9)
+      << what << ": fitted " << p.value << " ± " << p.std_error << ", truth " << truth;
+}
+
+TEST(ProfileFitTest, RecoversKernelParametersFromNoisyData) {
+  SyntheticSpec spec = H200LikeSpec();  // 3% log-normal noise
+  Expected<Calibration> c = Calibrate(FromSpec(spec), FitOptions{});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  for (const auto& truth : spec.classes) {
+    const KernelFit* k = FindKernel(c.value(), truth.cls, truth.dtype);
+    ASSERT_NE(k, nullptr) << KernelKey(truth.cls, truth.dtype);
+    const std::string key = KernelKey(truth.cls, truth.dtype);
+    SCOPED_TRACE(key);
+    ExpectRecovered(k->params.floor_us, truth.theta.floor_us, 0.10, "floor_us");
+    ExpectPlausibleStdError(k->params.floor_us, truth.theta.floor_us, "floor_us");
+    if (MemoryBindsSomewhere(truth, spec.num_sms)) {
+      ExpectRecovered(k->params.bandwidth_gbps, truth.theta.bandwidth_gbps, 0.06, "bandwidth_gbps");
+      ExpectPlausibleStdError(k->params.bandwidth_gbps, truth.theta.bandwidth_gbps, "bandwidth_gbps");
+    } else {
+      // gemm/fp32: at 48 TFLOP/s every generated GEMM is compute bound.
+      EXPECT_LE(k->params.bandwidth_gbps.value, truth.theta.bandwidth_gbps);
+      EXPECT_FALSE(std::isfinite(k->params.bandwidth_gbps.std_error));
+      EXPECT_TRUE(HasNote(*k, "bandwidth_gbps not determined")) << key;
+    }
+    if (IsComputeClass(truth.cls)) {
+      ExpectRecovered(k->params.rate_tflops, truth.theta.rate_tflops, 0.05, "rate_tflops");
+      ExpectPlausibleStdError(k->params.rate_tflops, truth.theta.rate_tflops, "rate_tflops");
+      EXPECT_EQ(k->params.tile_m, truth.tile_m);
+      EXPECT_EQ(k->params.tile_n, truth.tile_n);
+    } else {
+      EXPECT_FALSE(k->params.rate_tflops.known());
+    }
+    EXPECT_GT(k->params.r2, 0.99);
+    EXPECT_LT(k->fit_error.median_abs_pct, 4.0);  // noise sigma 3%: median |error| ~ 2%
+    EXPECT_GT(k->fit_error.median_abs_pct, 0.5);  // ... but not zero: the noise is there
+  }
+  EXPECT_TRUE(c->quality_failures.empty());
+}
+
+TEST(ProfileFitTest, NoiseFreeDataIsRecoveredExactly) {
+  SyntheticSpec spec = H200LikeSpec();
+  spec.noise_sigma = 0;
+  Expected<Calibration> c = Calibrate(FromSpec(spec), FitOptions{});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  for (const auto& truth : spec.classes) {
+    const KernelFit* k = FindKernel(c.value(), truth.cls, truth.dtype);
+    ASSERT_NE(k, nullptr);
+    SCOPED_TRACE(KernelKey(truth.cls, truth.dtype));
+    EXPECT_NEAR(k->params.floor_us.value, truth.theta.floor_us, 1e-3 * truth.theta.floor_us);
+    if (MemoryBindsSomewhere(truth, spec.num_sms))
+      EXPECT_NEAR(k->params.bandwidth_gbps.value, truth.theta.bandwidth_gbps,
+                  1e-3 * truth.theta.bandwidth_gbps);
+    else
+      EXPECT_LE(k->params.bandwidth_gbps.value, truth.theta.bandwidth_gbps * (1 + 1e-6));
+    if (IsComputeClass(truth.cls))
+      EXPECT_NEAR(k->params.rate_tflops.value, truth.theta.rate_tflops,
+                  1e-3 * truth.theta.rate_tflops);
+    EXPECT_LT(k->fit_error.p90_abs_pct, 0.1);
+  }
+}
+
+TEST(ProfileFitTest, FittedProfilePredictsThroughTheSameModel) {
+  SyntheticSpec spec = H200LikeSpec();
+  spec.noise_sigma = 0;
+  Expected<Calibration> c = Calibrate(FromSpec(spec), FitOptions{});
+  ASSERT_TRUE(c.ok());
+  // A kernel the fit never saw: the profile's prediction matches the generating truth.
+  KernelWork w;
+  w.cls = KernelClass::kGemm;
+  w.dtype = DType::kFloat16;
+  w.m = 300;
+  w.n = 2304;
+  w.k = 768;
+  w.flops = 2.0 * 300 * 2304 * 768;
+  w.bytes = 2.0 * (300 * 768 + 768 * 2304 + 300 * 2304);
+  const KernelParams* p = c->profile.gpu.Find(KernelClass::kGemm, DType::kFloat16);
+  ASSERT_NE(p, nullptr);
+  const double truth = KernelTimeUs(w, spec.classes[0].theta, 128, 128, spec.num_sms);
+  EXPECT_NEAR(KernelTimeUs(w, *p, c->profile.gpu.num_sms), truth, 1e-3 * truth);
+}
+
+TEST(ProfileFitTest, HoldoutErrorIsReportedPerClass) {
+  SyntheticSpec spec = H200LikeSpec();
+  FitOptions options;
+  Expected<Calibration> c = Calibrate(FromSpec(spec), options);
+  ASSERT_TRUE(c.ok());
+  for (const KernelFit& k : c->kernels) {
+    SCOPED_TRACE(KernelKey(k.cls, k.dtype));
+    EXPECT_EQ(k.holdout_error.points, int(std::lround(0.2 * k.params.points)));
+    EXPECT_TRUE(std::isfinite(k.holdout_error.median_abs_pct));
+    EXPECT_GT(k.holdout_error.median_abs_pct, 0.0);
+    EXPECT_LT(k.holdout_error.median_abs_pct, 6.0);
+    EXPECT_GE(k.holdout_error.p90_abs_pct, k.holdout_error.median_abs_pct);
+  }
+  // Same seed, same split, same numbers; another seed, another split.
+  Expected<Calibration> again = Calibrate(FromSpec(spec), options);
+  options.seed = 99;
+  Expected<Calibration> other = Calibrate(FromSpec(spec), options);
+  ASSERT_TRUE(again.ok() && other.ok());
+  EXPECT_EQ(c->kernels[0].holdout_error.median_abs_pct,
+            again->kernels[0].holdout_error.median_abs_pct);
+  EXPECT_NE(c->kernels[0].holdout_error.median_abs_pct,
+            other->kernels[0].holdout_error.median_abs_pct);
+  // No holdout when disabled.
+  options.holdout_fraction = 0;
+  Expected<Calibration> none = Calibrate(FromSpec(spec), options);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->kernels[0].holdout_error.points, 0);
+}
+
+TEST(ProfileFitTest, FrameworkLinearFitRecoversInterceptAndSlopes) {
+  SyntheticSpec spec = H200LikeSpec();
+  Expected<Calibration> c = Calibrate(FromSpec(spec), FitOptions{});
+  ASSERT_TRUE(c.ok());
+  for (const auto& truth : spec.frameworks) {
+    if (truth.framework == Framework::kCudaGraph) continue;
+    const FrameworkFit* f = FindFramework(c.value(), truth.framework);
+    ASSERT_NE(f, nullptr);
+    SCOPED_TRACE(FrameworkName(truth.framework));
+    ExpectRecovered(f->params.call_us, truth.call_us, 0.10, "call_us");
+    for (int i = 0; i < kNumDispatchClasses; ++i)
+      ExpectRecovered(f->params.dispatch_us[i], truth.dispatch_us[i], 0.05,
+                      DispatchClassName(DispatchClass(i)));
+    if (truth.module_us > 0) {
+      ExpectRecovered(f->params.module_us, truth.module_us, 0.08, "module_us");
+      EXPECT_TRUE(std::isfinite(f->params.module_us.std_error));
+    } else {
+      EXPECT_FALSE(f->params.module_us.known());
+    }
+    EXPECT_TRUE(std::isfinite(f->params.call_us.std_error));
+    EXPECT_GT(f->params.r2, 0.99);
+  }
+}
+
+TEST(ProfileFitTest, CudaGraphReplayCostAndNodeGap) {
+  SyntheticSpec spec = H200LikeSpec();
+  Expected<Calibration> c = Calibrate(FromSpec(spec), FitOptions{});
+  ASSERT_TRUE(c.ok());
+  const FrameworkFit* g = FindFramework(c.value(), Framework::kCudaGraph);
+  ASSERT_NE(g, nullptr);
+  ExpectRecovered(g->params.call_us, 9.0, 0.05, "replay call_us");
+  ExpectRecovered(g->params.node_gap_us, 0.9, 0.10, "node_gap_us");
+  EXPECT_TRUE(std::isfinite(g->params.node_gap_us.std_error));
+  for (const Param& d : g->params.dispatch_us) EXPECT_FALSE(d.known());
+  EXPECT_NEAR(g->per_node_total_us, 1.5 + 0.9, 0.1);
+}
+
+TEST(ProfileFitTest, KernelGapNullWhenEagerRowsAreCpuBound) {
+  SyntheticSpec spec = H200LikeSpec();  // tiny ops: 1.5 µs kernels behind 4.5 µs dispatches
+  Expected<Calibration> c = Calibrate(FromSpec(spec), FitOptions{});
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->profile.gpu.kernel_gap_us.known());
+  bool explained = false;
+  for (const std::string& n : c->notes) explained = explained || n.find("CPU bound") != std::string::npos;
+  EXPECT_TRUE(explained);
+}
+
+TEST(ProfileFitTest, KernelGapFromGpuBoundEagerRows) {
+  SyntheticSpec spec = H200LikeSpec();
+  spec.kernel_gap_us = 1.2;
+  Expected<Calibration> c = Calibrate(FromSpec(spec), FitOptions{});
+  ASSERT_TRUE(c.ok());
+  ExpectRecovered(c->profile.gpu.kernel_gap_us, 1.2, 0.15, "kernel_gap_us");
+  // The GPU-bound rows must not bend the CPU dispatch fit.
+  const FrameworkFit* f = FindFramework(c.value(), Framework::kLibtorchEager);
+  ASSERT_NE(f, nullptr);
+  ExpectRecovered(f->params.dispatch_us[int(DispatchClass::kKernel)], 4.5, 0.05, "dispatch kernel");
+}
+
+TEST(ProfileFitTest, InconsistentClassFailsTheQualityGateByName) {
+  SyntheticSpec spec = H200LikeSpec();
+  json j = MakeSyntheticMeasurements(spec);
+  // Scramble the reduction times: same values, assigned to the wrong sizes.
+  std::vector<json*> rows;
+  for (json& r : j["kernels"])
+    if (r["class"] == "reduction") rows.push_back(&r);
+  ASSERT_GT(rows.size(), 10u);
+  std::vector<json> times;
+  for (json* r : rows) times.push_back((*r)["kernel_us"]);
+  for (size_t i = 0; i < rows.size(); ++i) (*rows[i])["kernel_us"] = times[(i * 7 + 3) % rows.size()];
+  Expected<Measurements> m = MeasurementsFromJson(j);
+  ASSERT_TRUE(m.ok());
+  Expected<Calibration> c = Calibrate(m.value(), FitOptions{});
+  ASSERT_TRUE(c.ok());
+  ASSERT_FALSE(c->quality_failures.empty());
+  for (const std::string& f : c->quality_failures)
+    EXPECT_NE(f.find("reduction/fp16"), std::string::npos) << f;
+  // The gates are options: relaxed far enough, the same data passes.
+  FitOptions lax;
+  lax.min_r2 = -100;
+  lax.max_holdout_median_err_pct = 1e6;
+  Expected<Calibration> relaxed = Calibrate(m.value(), lax);
+  ASSERT_TRUE(relaxed.ok());
+  EXPECT_TRUE(relaxed->quality_failures.empty());
+}
+
+TEST(ProfileFitTest, TooFewRowsIsAQualityFailureNotACrash) {
+  SyntheticSpec spec = H200LikeSpec();
+  json j = MakeSyntheticMeasurements(spec);
+  json kept = json::array();
+  int copies = 0;
+  for (const json& r : j["kernels"])
+    if (r["class"] != "reduction" || copies++ < 2) kept.push_back(r);
+  j["kernels"] = kept;
+  Expected<Calibration> c = Calibrate(MeasurementsFromJson(j).value(), FitOptions{});
+  ASSERT_TRUE(c.ok());
+  ASSERT_EQ(c->quality_failures.size(), 1u);
+  EXPECT_NE(c->quality_failures[0].find("reduction/fp16: not fitted"), std::string::npos)
+      << c->quality_failures[0];
+  EXPECT_EQ(c->profile.gpu.Find(KernelClass::kReduction, DType::kFloat16), nullptr);
+}
+
+TEST(ProfileFitTest, MissingSmCountIsAnError) {
+  json j = MakeSyntheticMeasurements(H200LikeSpec());
+  j["host"].erase("sm_count");
+  Measurements m = MeasurementsFromJson(j).value();
+  Expected<Calibration> c = Calibrate(m, FitOptions{});
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("sm_count"), std::string::npos);
+  FitOptions with_sms;
+  with_sms.num_sms = 132;
+  EXPECT_TRUE(Calibrate(m, with_sms).ok());
+}
+
+TEST(ProfileFitTest, WrittenProfileValidatesAndCarriesFitQuality) {
+  Expected<Calibration> c = Calibrate(FromSpec(H200LikeSpec()), FitOptions{});
+  ASSERT_TRUE(c.ok());
+  json pj = HostProfileToJson(c->profile);
+  Expected<HostProfile> back = HostProfileFromJson(pj);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_TRUE(back->synthetic);
+  EXPECT_EQ(back->gpu.num_sms, 132);
+  EXPECT_EQ(back->gpu.kernels.size(), 4u);
+  ASSERT_TRUE(pj["fit"].contains("kernels"));
+  EXPECT_TRUE(pj["fit"]["kernels"][0]["holdout"]["median_abs_err_pct"].is_number());
+  const KernelParams* gemm = back->gpu.Find(KernelClass::kGemm, DType::kFloat16);
+  ASSERT_NE(gemm, nullptr);
+  EXPECT_GT(gemm->max_flops, gemm->min_flops);
+  EXPECT_EQ(gemm->points, 77);
+}
+
+}  // namespace
+}  // namespace ftax
