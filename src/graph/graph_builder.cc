@@ -10,14 +10,35 @@
 namespace ftax {
 namespace arch {
 
+namespace {
+// dst = src, skipping the copy when they are already equal (the common case when a search
+// loop rebuilds a similar spec into the same graph).
+inline void Set(std::string& dst, std::string_view src) {
+  if (dst.size() != src.size() || std::memcmp(dst.data(), src.data(), src.size()) != 0) {
+    dst.assign(src.data(), src.size());
+  }
+}
+
+// Op slots and tensor-map nodes a shrinking build dropped, kept per thread for the next build
+// that grows (a search loop alternating between specs of different depth then allocates
+// nothing). Bounded, so a thread holds at most a few thousand of each.
+struct Spare {
+  static constexpr size_t kMax = 8192;
+  std::vector<Op> ops;
+  std::vector<std::unordered_map<std::string, TensorInfo>::node_type> nodes;
+};
+thread_local Spare spare;
+
+}  // namespace
+
 GraphBuilder::GraphBuilder(Graph* graph, DType dtype, std::string domain)
     : g_(graph), dtype_(dtype), domain_(std::move(domain)), torch_(domain_ == "aten") {
   frames_.resize(8);
-  // Reuse what a previous build left: tensor nodes go to the pool, ops are overwritten.
-  if (!g_->tensors.empty()) {
-    pool_.reserve(g_->tensors.size());
-    while (!g_->tensors.empty()) pool_.push_back(g_->tensors.extract(g_->tensors.begin()));
-  }
+  // Reuse what a previous build left: its tensors are marked stale (dtype unknown, which no
+  // tensor of a build has) and overwritten in place when a name recurs; ops are overwritten
+  // slot by slot. Finish() drops what was not reused.
+  for (auto& [name, t] : g_->tensors) t.dtype = DType::kUnknown;
+  stale_left_ = g_->tensors.size();
   g_->inputs.clear();
   g_->outputs.clear();
   g_->warnings.clear();
@@ -27,8 +48,25 @@ void GraphBuilder::Finish() {
   if (finished_) return;
   finished_ = true;
   if (op_count_ > 0) CloseOp();
-  if (g_->ops.size() > op_count_) g_->ops.resize(op_count_);
-  pool_.clear();
+  while (g_->ops.size() > op_count_) {
+    if (spare.ops.size() < Spare::kMax) spare.ops.push_back(std::move(g_->ops.back()));
+    g_->ops.pop_back();
+  }
+  if (stale_left_ > 0) {
+    for (auto it = g_->tensors.begin(); it != g_->tensors.end();) {
+      if (it->second.dtype != DType::kUnknown) {
+        ++it;
+        continue;
+      }
+      auto next = std::next(it);
+      if (spare.nodes.size() < Spare::kMax) {
+        spare.nodes.push_back(g_->tensors.extract(it));
+      } else {
+        g_->tensors.erase(it);
+      }
+      it = next;
+    }
+  }
 }
 
 void GraphBuilder::Push(std::string_view component) {
@@ -64,30 +102,34 @@ void GraphBuilder::NextName() {
   name_buf_.assign(p, buf + sizeof(buf));
 }
 
-TensorInfo& GraphBuilder::NewTensor(std::string_view name, DType dt, const Dims& dims) {
-  std::unordered_map<std::string, TensorInfo>::iterator it;
-  bool inserted = false;
-  if (!pool_.empty()) {
-    auto node = std::move(pool_.back());
-    pool_.pop_back();
-    node.key().assign(name.data(), name.size());
-    // Reset the fields a build sets (a reused graph comes from an earlier build, which set
-    // no others), keeping the string and shape buffers.
-    TensorInfo& old = node.mapped();
-    old.is_initializer = false;
-    old.is_graph_input = false;
-    old.int_values.reset();
-    auto r = g_->tensors.insert(std::move(node));
-    it = r.position;
-    inserted = r.inserted;
-  } else {
-    auto r = g_->tensors.try_emplace(std::string(name));
-    it = r.first;
-    inserted = r.second;
+TensorInfo& GraphBuilder::NewTensor(const std::string& name, DType dt, const Dims& dims) {
+  auto it = g_->tensors.find(name);
+  if (it == g_->tensors.end() && !spare.nodes.empty()) {
+    // A node an earlier build dropped: re-key it (its buffers are reused).
+    auto node = std::move(spare.nodes.back());
+    spare.nodes.pop_back();
+    node.key() = name;
+    TensorInfo& t = node.mapped();
+    t.name = name;
+    t.is_initializer = false;
+    t.is_graph_input = false;
+    t.int_values.reset();
+    it = g_->tensors.insert(std::move(node)).position;
+  } else if (it == g_->tensors.end()) {
+    it = g_->tensors.emplace(name, TensorInfo()).first;
+    it->second.name = name;
+  } else if (it->second.dtype == DType::kUnknown) {
+    // A tensor of the previous build with the same name: reset the fields a build sets (that
+    // build set no others); name and shape buffers stay.
+    TensorInfo& t = it->second;
+    t.is_initializer = false;
+    t.is_graph_input = false;
+    t.int_values.reset();
+    --stale_left_;
+  } else if (status_.ok()) {
+    status_ = Internal("tensor '" + name + "' made twice");
   }
   TensorInfo& t = it->second;
-  if (!inserted && status_.ok()) status_ = Internal("tensor '" + it->first + "' made twice");
-  t.name.assign(name.data(), name.size());
   t.dtype = dt;
   t.has_shape = true;
   t.shape.resize(dims.size());
@@ -95,7 +137,7 @@ TensorInfo& GraphBuilder::NewTensor(std::string_view name, DType dt, const Dims&
   for (size_t i = 0; i < dims.size(); ++i) {
     Dim& d = t.shape[i];
     d.value = dims[i];
-    d.symbol.clear();
+    if (!d.symbol.empty()) d.symbol.clear();
     if (status_.ok() && (dims[i] < 0 || __builtin_mul_overflow(n, dims[i], &n))) {
       status_ = InvalidInput("tensor '" + t.name + "' would have more elements than int64 holds");
     }
@@ -104,7 +146,8 @@ TensorInfo& GraphBuilder::NewTensor(std::string_view name, DType dt, const Dims&
 }
 
 const std::string& GraphBuilder::Input(std::string_view name, DType dt, const Dims& dims) {
-  TensorInfo& t = NewTensor(name, dt, dims);
+  name_buf_.assign(name.data(), name.size());
+  TensorInfo& t = NewTensor(name_buf_, dt, dims);
   t.is_graph_input = true;
   g_->inputs.push_back(t.name);
   return t.name;
@@ -122,8 +165,8 @@ const std::string& GraphBuilder::Weight(std::string_view leaf, const Dims& dims)
 const std::string& GraphBuilder::Initializer(std::string_view name, DType dt, const Dims& dims) {
   name_buf_.assign(name.data(), name.size());
   auto it = g_->tensors.find(name_buf_);
-  if (it != g_->tensors.end()) return it->second.name;
-  TensorInfo& t = NewTensor(name, dt, dims);
+  if (it != g_->tensors.end() && it->second.dtype != DType::kUnknown) return it->second.name;
+  TensorInfo& t = NewTensor(name_buf_, dt, dims);
   t.is_initializer = true;
   return t.name;
 }
@@ -182,14 +225,21 @@ void GraphBuilder::CloseOp() {
 Op& GraphBuilder::NewOp(const char* type, Inputs inputs) {
   if (op_count_ > 0) CloseOp();
   attrs_set_.clear();
-  if (op_count_ == g_->ops.size()) g_->ops.emplace_back();
+  if (op_count_ == g_->ops.size()) {
+    if (!spare.ops.empty()) {
+      g_->ops.push_back(std::move(spare.ops.back()));
+      spare.ops.pop_back();
+    } else {
+      g_->ops.emplace_back();
+    }
+  }
   Op& op = g_->ops[op_count_++];
   // A reused slot: the fields a build sets are overwritten below; reset the rest (an earlier
   // build set no others).
   op.repeat = 1.0;
-  op.type.assign(type);
-  if (op.domain != domain_) op.domain = domain_;
-  op.scope.assign(scope_);
+  Set(op.type, type);
+  Set(op.domain, domain_);
+  Set(op.scope, scope_);
   int n = 0;
   auto& counts = frames_[depth_].counts;
   bool found = false;
@@ -201,17 +251,17 @@ Op& GraphBuilder::NewOp(const char* type, Inputs inputs) {
     }
   }
   if (!found) counts.emplace_back(type, 1);
-  std::string& name = op.name;
-  name.assign(scope_);
-  name += '/';
-  name += op.type;
+  name_buf_.assign(scope_);
+  name_buf_ += '/';
+  name_buf_ += type;
   if (n > 0) {
-    name += '_';
-    name += std::to_string(n);
+    name_buf_ += '_';
+    name_buf_ += std::to_string(n);
   }
+  Set(op.name, name_buf_);
   op.inputs.resize(inputs.size());
   size_t i = 0;
-  for (std::string_view in : inputs) op.inputs[i++].assign(in.data(), in.size());
+  for (std::string_view in : inputs) Set(op.inputs[i++], in);
   return op;
 }
 
@@ -224,7 +274,7 @@ const std::string& GraphBuilder::Op1(const char* type, Inputs inputs, const Dims
   NextName();
   TensorInfo& t = NewTensor(name_buf_, dt, out);
   op.outputs.resize(1);
-  op.outputs[0].assign(t.name);
+  Set(op.outputs[0], t.name);
   return t.name;
 }
 
@@ -235,7 +285,7 @@ std::vector<std::string> GraphBuilder::OpN(const char* type, Inputs inputs,
   size_t i = 0;
   for (const Dims& d : outs) {
     NextName();
-    op.outputs[i++].assign(NewTensor(name_buf_, dtype_, d).name);
+    Set(op.outputs[i++], NewTensor(name_buf_, dtype_, d).name);
   }
   return op.outputs;
 }

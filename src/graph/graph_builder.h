@@ -71,7 +71,8 @@ using Inputs = std::initializer_list<std::string_view>;
 class GraphBuilder {
  public:
   // Builds into `graph`, which must be empty or hold an earlier build of a GraphBuilder (only
-  // the fields a build sets are reset): its ops, tensor-map nodes and strings are reused, so a search loop that builds into
+  // the fields a build sets are reset): its op slots and the tensors whose names recur are
+  // overwritten in place, so a search loop that builds into
   // the same Graph again and again allocates almost nothing. `domain` is given to every op
   // ("" for ONNX, "aten" for the torch flavor); `dtype` is the floating type of weights and
   // activations.
@@ -134,7 +135,7 @@ class GraphBuilder {
 
  private:
   Op& NewOp(const char* type, Inputs inputs);
-  TensorInfo& NewTensor(std::string_view name, DType dt, const Dims& dims);
+  TensorInfo& NewTensor(const std::string& name, DType dt, const Dims& dims);
   Attribute& Attr(const char* key);
   void CloseOp();  // drops attributes a reused op slot kept from the previous build
   void Finish();
@@ -158,8 +159,7 @@ class GraphBuilder {
   std::string name_buf_;  // scratch for composing names
   size_t op_count_ = 0;   // ops of this build; g_->ops beyond it are left from the last one
   std::vector<const char*> attrs_set_;  // attribute keys set on the open op
-  // Tensor-map nodes of the previous build, re-keyed and reinserted by NewTensor.
-  std::vector<std::unordered_map<std::string, TensorInfo>::node_type> pool_;
+  size_t stale_left_ = 0;  // tensors of the previous build not reused yet
   std::vector<std::pair<Dims, const std::string*>> int_consts_;
   std::vector<std::pair<int64_t, const std::string*>> int_scalars_;
   std::vector<std::pair<const char*, const std::string*>> scalars_;
