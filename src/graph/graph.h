@@ -76,6 +76,11 @@ struct TensorInfo {
   bool is_graph_input = false;
   // Concrete integer contents, kept only for small int constants (shape arithmetic).
   std::optional<std::vector<int64_t>> int_values;
+  // A copy of a tensor of an enclosing graph, visible inside an If/Loop/Scan body; its
+  // initializer bytes belong to the enclosing graph and are not counted again.
+  bool outer_scope = false;
+  // Concrete contents of small floating-point constants (Resize/Upsample scales).
+  std::optional<std::vector<double>> float_values;
 };
 
 struct Graph;

@@ -1,0 +1,1 @@
+--arch bert:layers=0

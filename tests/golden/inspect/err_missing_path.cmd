@@ -1,0 +1,1 @@
+tests/data/onnx/bad/no_such_model.onnx

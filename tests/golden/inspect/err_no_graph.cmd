@@ -1,0 +1,1 @@
+tests/data/onnx/bad/no_graph_field.onnx

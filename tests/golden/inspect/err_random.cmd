@@ -1,0 +1,1 @@
+tests/data/onnx/bad/random.onnx

@@ -1,0 +1,1 @@
+tests/data/onnx/resnet18.onnx --dim batch=1 --format json

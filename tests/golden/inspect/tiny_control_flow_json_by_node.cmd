@@ -1,0 +1,1 @@
+tests/data/onnx/tiny_control_flow.onnx --format json --by-node

@@ -1,0 +1,1 @@
+tests/data/onnx/tiny_mlp.onnx --allow-unbound --format json
