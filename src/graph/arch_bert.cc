@@ -5,8 +5,11 @@
 // Sub/Mul, per layer Q/K/V MatMul+Add, Reshape+Transpose per head (K transposed once to
 // [B,h,d,S]), MatMul/Div/Add(mask)/Softmax/MatMul, Transpose+Reshape back, Gelu as
 // Div/Erf/Add/Mul/Mul, LayerNormalization; pooler Gather/Gemm/Tanh.
-// kTorch follows a traced eager run: one aten op per call, dropout kept (a dispatch with no
-// kernel at inference), scaled_dot_product_attention for the attention core.
+// kTorch follows a trace of the eager model as transformers 5 writes it (SDPA attention):
+// one aten op per call, dropout kept (a dispatch with no kernel at inference), the boolean
+// SDPA mask built by 26 small ops, transpose/contiguous/reshape/contiguous after attention.
+// Checked against torch.jit.trace of BertModel (transformers 5.17, torch 2.11): 327 of its
+// 328 ops (the one left out is Python integer arithmetic the tracer records).
 #include <cmath>
 
 #include "graph/graph_builder.h"
@@ -55,8 +58,10 @@ std::string BertLayer(GraphBuilder& b, const BertConfig& c, int64_t B, int64_t S
         ctx = b.Op1("transpose", {ctx}, split);
         b.SetInt("dim0", 1);
         b.SetInt("dim1", 2);
+        ctx = b.Op1("contiguous", {ctx}, split);
         ctx = b.Op1("reshape", {ctx}, xd);
         b.SetInts("shape", xd);
+        ctx = b.Op1("contiguous", {ctx}, xd);
       } else {
         const std::string& shape = b.IntConst(split);
         auto to_heads = [&](const std::string& y, std::vector<int64_t> perm) {
@@ -132,17 +137,10 @@ Status BuildBert(const ArchParams& p, Graph* g) {
   const Dims md = {B, 1, 1, S};
   const Dims xd = {B, S, H};
 
-  // Extended attention mask: (1 - mask[:, None, None, :]) * finfo(dtype).min.
+  // kOnnx: extended attention mask (1 - mask[:, None, None, :]) * finfo(dtype).min, before
+  // the embeddings. kTorch: the boolean SDPA mask transformers 5 builds, after them.
   std::string mask;
-  if (torch) {
-    mask = b.Op1("unsqueeze", {mask_in}, {B, 1, S}, DType::kInt64);
-    b.SetInt("dim", 1);
-    mask = b.Op1("unsqueeze", {mask}, md, DType::kInt64);
-    b.SetInt("dim", 2);
-    mask = b.Op1("to", {mask}, md);
-    mask = b.Op1("rsub", {mask, b.ScalarConst("one")}, md);
-    mask = b.Op1("mul", {mask, b.ScalarConst("finfo_min")}, md);
-  } else {
+  if (!torch) {
     mask = b.Op1("Unsqueeze", {mask_in, b.IntConst({1})}, {B, 1, S}, DType::kInt64);
     mask = b.Op1("Unsqueeze", {mask, b.IntConst({2})}, md, DType::kInt64);
     mask = b.Op1("Cast", {mask}, md);
@@ -154,7 +152,13 @@ Status BuildBert(const ArchParams& p, Graph* g) {
   std::string x;
   {
     ScopeGuard e(b, "embeddings");
-    const std::string& pos_ids = b.Initializer("embeddings.position_ids", DType::kInt64, {1, S});
+    std::string pos_ids = b.Initializer("embeddings.position_ids", DType::kInt64,
+                                        {1, torch ? c.max_pos : S});
+    if (torch) {
+      // self.position_ids[:, 0:seq] of the [1, max_pos] buffer: two slices in a trace.
+      pos_ids = b.Op1("slice", {pos_ids}, {1, S}, DType::kInt64);
+      pos_ids = b.Op1("slice", {pos_ids}, {1, S}, DType::kInt64);
+    }
     auto embed = [&](const char* module, int64_t rows, const std::string& idx, const Dims& od) {
       ScopeGuard m(b, module);
       const std::string& w = b.Weight("weight", {rows, H});
@@ -172,6 +176,7 @@ Status BuildBert(const ArchParams& p, Graph* g) {
     x = LayerNorm(b, "LayerNorm", x, xd, kLnEps);
     x = Dropout(b, "dropout", x, xd, kDropP);
   }
+  if (torch) mask = HfSdpaMask(b, mask_in, B, S, S, /*causal=*/false);
   {
     ScopeGuard e(b, "encoder");
     for (int64_t i = 0; i < c.layers; ++i) {
@@ -184,7 +189,8 @@ Status BuildBert(const ArchParams& p, Graph* g) {
     ScopeGuard pool(b, "pooler");
     std::string first;
     if (torch) {
-      first = b.Op1("select", {x}, {B, H});
+      first = b.Op1("slice", {x}, xd);  // hidden_states[:, 0]: slice, then select
+      first = b.Op1("select", {first}, {B, H});
       b.SetInt("dim", 1);
       b.SetInt("index", 0);
     } else {

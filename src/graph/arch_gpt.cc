@@ -9,9 +9,12 @@
 // kOnnx follows torch.onnx.export (opset 17) with eager attention: Conv1D as Reshape, Gemm
 // (weight [in, out]), Reshape; Split into q/k/v; Reshape+Transpose per head;
 // MatMul/Div/Where(causal)/Add(mask)/Softmax/MatMul; NewGELU as its 8 elementwise ops.
-// kTorch follows an eager trace with SDPA attention: view/addmm/view per Conv1D, split,
-// view+permute per head, cat with the past, scaled_dot_product_attention (is_causal for a
-// prompt), transpose/contiguous/view, dropout dispatches, no attention-mask input.
+// kTorch follows a trace of the eager model as transformers 5 writes it (SDPA attention):
+// view/addmm/view per Conv1D, split, view+transpose per head, cat with the past, the causal
+// boolean SDPA mask built by 26 small ops, scaled_dot_product_attention with that mask,
+// transpose/contiguous/reshape/contiguous, dropout dispatches. Checked against
+// torch.jit.trace of GPT2Model (transformers 5.17, torch 2.11, use_cache=False): the same
+// 494 ops.
 #include "graph/graph_builder.h"
 
 namespace ftax {
@@ -90,8 +93,9 @@ std::string Block(GraphBuilder& b, const GptConfig& c, int64_t i, int64_t B, int
       if (torch) {
         std::string v = b.Op1("view", {t}, split);
         b.SetInts("size", split);
-        v = b.Op1("permute", {v}, heads);
-        b.SetInts("dims", {0, 2, 1, 3});
+        v = b.Op1("transpose", {v}, heads);
+        b.SetInt("dim0", 1);
+        b.SetInt("dim1", 2);
         return v;
       }
       std::string r = b.Op1("Reshape", {t, b.IntConst(split)}, split);
@@ -119,15 +123,16 @@ std::string Block(GraphBuilder& b, const GptConfig& c, int64_t i, int64_t B, int
     }
     std::string ctx;
     if (torch) {
-      ctx = b.Op1("scaled_dot_product_attention", {q, k, v, ""}, heads);
+      ctx = b.Op1("scaled_dot_product_attention", {q, k, v, mask}, heads);
       b.SetFloat("dropout_p", 0.0);
-      b.SetInt("is_causal", S > 1 ? 1 : 0);
+      b.SetInt("is_causal", 0);  // causality is in the mask
       ctx = b.Op1("transpose", {ctx}, split);
       b.SetInt("dim0", 1);
       b.SetInt("dim1", 2);
       ctx = b.Op1("contiguous", {ctx}, split);
-      ctx = b.Op1("view", {ctx}, xd);
-      b.SetInts("size", xd);
+      ctx = b.Op1("reshape", {ctx}, xd);
+      b.SetInts("shape", xd);
+      ctx = b.Op1("contiguous", {ctx}, xd);
     } else {
       if (!fold_k) {
         k = b.Op1("Transpose", {k}, {B, h, d, L});
@@ -195,12 +200,12 @@ Status BuildGpt(const ArchParams& p, Graph* g) {
   g->ops.reserve(static_cast<size_t>(c.layers) * 48 + 24);
   const Dims xd = {B, S, H};
   const std::string& ids = b.Input("input_ids", DType::kInt64, {B, S});
+  const std::string& mask_in = b.Input("attention_mask", DType::kInt64, {B, L});
   std::string mask;
   if (!torch) {
     // attention_mask.view(B, -1)[:, None, None, :], cast, (1 - mask) * finfo.min
     const Dims md = {B, 1, 1, L};
-    mask = b.Input("attention_mask", DType::kInt64, {B, L});
-    mask = b.Op1("Reshape", {mask, b.IntConst({B, -1})}, {B, L}, DType::kInt64);
+    mask = b.Op1("Reshape", {mask_in, b.IntConst({B, -1})}, {B, L}, DType::kInt64);
     mask = b.Op1("Unsqueeze", {mask, b.IntConst({1})}, {B, 1, L}, DType::kInt64);
     mask = b.Op1("Unsqueeze", {mask, b.IntConst({2})}, md, DType::kInt64);
     mask = b.Op1("Cast", {mask}, md);
@@ -208,7 +213,6 @@ Status BuildGpt(const ArchParams& p, Graph* g) {
     mask = b.Op1("Sub", {b.ScalarConst("one"), mask}, md);
     mask = b.Op1("Mul", {mask, b.ScalarConst("finfo_min")}, md);
   }
-  const std::string& pos = b.Initializer("position_ids", DType::kInt64, {1, S});
   std::string wte_w;
   auto embed = [&](const char* module, int64_t rows, const std::string& idx, const Dims& od,
                    std::string* weight) {
@@ -220,9 +224,30 @@ Status BuildGpt(const ArchParams& p, Graph* g) {
     b.SetInt("axis", 0);
     return y;
   };
-  std::string x = embed("wte", c.vocab, ids, xd, &wte_w);
-  std::string pe = embed("wpe", c.max_pos, pos, {1, S, H}, nullptr);
-  x = b.Op1(torch ? "add" : "Add", {x, pe}, xd);
+  std::string x, pe;
+  if (torch) {
+    // input_ids.view(-1, S); wte; cache_position = arange(S) + past; position_ids =
+    // cache_position.unsqueeze(0); wpe; .to(device); add; attention_mask.view(B, -1); the
+    // causal SDPA mask; dropout.
+    std::string v = b.Op1("view", {ids}, {B, S}, DType::kInt64);
+    b.SetInts("size", {-1, S});
+    x = embed("wte", c.vocab, v, xd, &wte_w);
+    std::string pos = b.Op1("arange", {}, {S}, DType::kInt64);
+    pos = b.Op1("add", {pos}, {S}, DType::kInt64);
+    pos = b.Op1("unsqueeze", {pos}, {1, S}, DType::kInt64);
+    b.SetInt("dim", 0);
+    pe = embed("wpe", c.max_pos, pos, {1, S, H}, nullptr);
+    pe = b.Op1("to", {pe}, {1, S, H});
+    x = b.Op1("add", {x, pe}, xd);
+    mask = b.Op1("view", {mask_in}, {B, L}, DType::kInt64);
+    b.SetInts("size", {B, -1});
+    mask = HfSdpaMask(b, mask, B, S, L, /*causal=*/true);
+  } else {
+    const std::string& pos = b.Initializer("position_ids", DType::kInt64, {1, S});
+    x = embed("wte", c.vocab, ids, xd, &wte_w);
+    pe = embed("wpe", c.max_pos, pos, {1, S, H}, nullptr);
+    x = b.Op1("Add", {x, pe}, xd);
+  }
   x = Dropout(b, "drop", x, xd, 0.1);
   for (int64_t i = 0; i < c.layers; ++i) {
     ScopeGuard h(b, "h." + std::to_string(i));

@@ -224,6 +224,7 @@ Status BuildVit(const ArchParams& p, Graph* g) {
   }
   // x[:, 0]
   if (torch) {
+    x = b.Op1("slice", {x}, xd);  // x[:, 0]: slice, then select
     x = b.Op1("select", {x}, {B, E});
     b.SetInt("dim", 1);
     b.SetInt("index", 0);

@@ -251,14 +251,24 @@ Op& GraphBuilder::NewOp(const char* type, Inputs inputs) {
     }
   }
   if (!found) counts.emplace_back(type, 1);
-  name_buf_.assign(scope_);
-  name_buf_ += '/';
-  name_buf_ += type;
-  if (n > 0) {
-    name_buf_ += '_';
-    name_buf_ += std::to_string(n);
+  // op.name = scope + "/" + type [+ "_" + n]; compared piecewise first, since a reused slot
+  // usually holds that name already.
+  const size_t type_len = op.type.size();
+  const std::string& nm = op.name;
+  bool same = n == 0 && nm.size() == scope_.size() + 1 + type_len &&
+              std::memcmp(nm.data(), scope_.data(), scope_.size()) == 0 &&
+              nm[scope_.size()] == '/' &&
+              std::memcmp(nm.data() + scope_.size() + 1, op.type.data(), type_len) == 0;
+  if (!same) {
+    name_buf_.assign(scope_);
+    name_buf_ += '/';
+    name_buf_ += op.type;
+    if (n > 0) {
+      name_buf_ += '_';
+      name_buf_ += std::to_string(n);
+    }
+    Set(op.name, name_buf_);
   }
-  Set(op.name, name_buf_);
   op.inputs.resize(inputs.size());
   size_t i = 0;
   for (std::string_view in : inputs) Set(op.inputs[i++], in);
@@ -630,6 +640,39 @@ std::string Relu6(GraphBuilder& b, std::string_view module, const std::string& x
     return y;
   }
   return b.Op1("Clip", {x, b.ScalarConst("zero"), b.ScalarConst("six")}, xd);
+}
+
+std::string HfSdpaMask(GraphBuilder& b, const std::string& mask2d, int64_t B, int64_t S,
+                       int64_t L, bool causal) {
+  const DType i64 = DType::kInt64, bl = DType::kBool;
+  std::string pad = b.Op1("to", {mask2d}, {B, L}, bl);
+  std::string q = b.Op1("arange", {}, {S}, i64);       // cache_position
+  std::string kv = b.Op1("arange", {}, {L}, i64);      // kv_arange
+  kv = b.Op1("add", {kv}, {L}, i64);                   // += kv_offset
+  std::string bi = b.Op1("arange", {}, {B}, i64);      // batch_arange
+  std::string hi = b.Op1("add", {q}, {S}, i64);        // position of the queries
+  // batch[:, None, None, None], head[None, :, None, None], q[None, None, :, None],
+  // kv[None, None, None, :]
+  bi = b.Op1("slice", {bi}, {B}, i64);
+  bi = b.Op1("unsqueeze", {bi}, {B, 1}, i64);
+  bi = b.Op1("unsqueeze", {bi}, {B, 1, 1}, i64);
+  bi = b.Op1("unsqueeze", {bi}, {B, 1, 1, 1}, i64);
+  std::string qi = b.Op1("unsqueeze", {hi}, {1, S}, i64);
+  qi = b.Op1("unsqueeze", {qi}, {1, 1, S}, i64);
+  qi = b.Op1("slice", {qi}, {1, 1, S}, i64);
+  qi = b.Op1("unsqueeze", {qi}, {1, 1, S, 1}, i64);
+  std::string ki = b.Op1("unsqueeze", {kv}, {1, L}, i64);
+  ki = b.Op1("unsqueeze", {ki}, {1, 1, L}, i64);
+  ki = b.Op1("unsqueeze", {ki}, {1, 1, 1, L}, i64);
+  ki = b.Op1("slice", {ki}, {1, 1, 1, L}, i64);
+  std::string m = b.Op1("new_ones", {qi}, {}, bl);
+  std::string c = b.Op1(causal ? "le" : "ge", {ki, qi}, {1, 1, S, L}, bl);
+  c = b.Op1("to", {c}, {1, 1, S, L}, bl);
+  m = b.Op1("__and__", {m, c}, {1, 1, S, L}, bl);
+  std::string p = b.Op1("index", {pad, bi, ki}, {B, 1, 1, L}, bl);
+  p = b.Op1("to", {p}, {B, 1, 1, L}, bl);
+  m = b.Op1("__and__", {m, p}, {B, 1, S, L}, bl);
+  return b.Op1("expand", {m}, {B, 1, S, L}, bl);
 }
 
 }  // namespace arch

@@ -205,6 +205,14 @@ inline int64_t ConvOut(int64_t in, int64_t kernel, int64_t stride, int64_t pad) 
   return (in + 2 * pad - kernel) / stride + 1;
 }
 
+// kTorch only: the 4-D boolean attention mask [B, 1, S, L] that transformers 5 builds from a
+// 2-D padding mask `mask2d` [B, L] for SDPA (masking_utils, as a trace records it: 26 small
+// int/bool ops, `ge` for a bidirectional mask, `le` for a causal one). Op sequence as traced
+// (transformers 5.17, torch 2.11); the helper tensors' shapes follow the index broadcasting
+// ([B,1,1,1], [1,1,1,1], [1,1,S,1], [1,1,1,L]).
+std::string HfSdpaMask(GraphBuilder& b, const std::string& mask2d, int64_t B, int64_t S,
+                       int64_t L, bool causal);
+
 // ONNX Cast's `to` code for a dtype.
 int64_t OnnxTypeCode(DType t);
 
