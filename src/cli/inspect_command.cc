@@ -245,7 +245,8 @@ int RunInspect(const InspectOptions& opt) {
     if (!graph.ok()) return ReportError("inspect", graph.status());
   }
   Graph& g = graph.value();
-  Status prep = PrepareGraph(&g, dims.value(), shapes, opt.strict);
+  // An --arch graph already has its dims (BuildArchGraph read them); only files bind here.
+  Status prep = PrepareGraph(&g, opt.arch.empty() ? dims.value() : DimBindings{}, shapes, opt.strict);
   if (!prep.ok()) return ReportError("inspect", prep.WithContext(g.source));
 
   StatsOptions so;

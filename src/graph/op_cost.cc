@@ -575,7 +575,8 @@ void RegisterAten(CostRegistry& r) {
        "relu_", "relu6", "hardtanh", "hardtanh_", "clamp", "clamp_min", "clamp_max",
        "leaky_relu", "masked_fill", "masked_fill_", "where", "eq", "ne", "lt", "gt", "le", "ge",
        "logical_not", "logical_and", "logical_or", "maximum", "minimum", "rsub", "floor",
-       "ceil", "round", "sign", "reciprocal", "bitwise_not", "cumsum", "fill_"},
+       "ceil", "round", "sign", "reciprocal", "bitwise_not", "cumsum", "fill_", "__and__",
+       "__or__", "__xor__", "bitwise_and", "bitwise_or", "bitwise_xor", "logical_xor"},
       PerOutputElement(kSimpleFlops));
   reg({"exp", "log", "sqrt", "rsqrt", "erf", "tanh", "sigmoid", "sin", "cos", "pow",
        "softplus", "elu", "selu", "celu"},

@@ -1,1 +1,0 @@
---arch bert:layers=2,hidden=128,heads=2,ffn=512 --dim batch=1 --dim seq=32 --format json

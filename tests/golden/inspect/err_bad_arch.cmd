@@ -1,1 +1,0 @@
---arch bert:layers=0
