@@ -107,9 +107,9 @@ class Bench {
     for (const std::string& d : opt_.dtypes) {
       if (Want("gemm")) Gemms(d);
       if (Want("conv") || Want("depthwise")) Convs(d);
-      if (Want("attention")) Attention(d);
+      if (Want("attention") || Want("attention_masked")) Attention(d);
       if (Want("elementwise")) Elementwise(d);
-      if (Want("reduction")) Reductions(d);
+      if (Want("reduction") || Want("norm")) Reductions(d);
       if (Want("copy")) Copies(d);
       if (Want("gather")) Gathers(d);
     }
@@ -151,7 +151,7 @@ class Bench {
       row["class"] = cls;
       row["dtype"] = dtype;
       row["label"] = label;
-      row["kernels_per_call"] = t.kernels_per_call;
+      row["kernels_per_call"] = std::lround(t.kernels_per_call);
       row["kernel_us"] = SpreadJson(t.per_call_us);
       row["kernel_name"] = t.first_kernel.substr(0, 120);
       out_->Append("kernels", row);
@@ -274,7 +274,7 @@ class Bench {
                      v = at::randn({b, h, s, dh}, Opts(d));
           std::optional<at::Tensor> mask;
           if (masked) mask = at::zeros({b, 1, s, s}, Opts(d));
-          KernelRow("attention", d, label, work,
+          KernelRow(masked ? "attention_masked" : "attention", d, label, work,
                     [&] { at::scaled_dot_product_attention(q, k, v, mask); });
         } catch (const std::exception& e) {
           Fail(label, e.what());
@@ -312,9 +312,17 @@ class Bench {
       try {
         at::Tensor x = at::randn({rows, hidden}, Opts(d));
         at::Tensor w = at::ones({hidden}, Opts(d)), b = at::zeros({hidden}, Opts(d));
-        KernelRow("reduction", d, "layer_norm " + std::to_string(rows) + "x768",
+        KernelRow("norm", d, "layer_norm " + std::to_string(rows) + "x768",
                   {{"flops", 5.0 * rows * hidden}, {"bytes", double(2 * rows * hidden + 2 * hidden) * es}},
                   [&] { at::layer_norm(x, {hidden}, w, b); });
+        // Batch norm in inference mode over NCHW activations (ResNet-style channels).
+        const int64_t ch = 64, hw = std::max<int64_t>(1, int64_t(std::sqrt(double(n) / ch)));
+        at::Tensor xb = at::randn({1, ch, hw, hw}, Opts(d));
+        at::Tensor g = at::ones({ch}, Opts(d)), be = at::zeros({ch}, Opts(d));
+        at::Tensor rm = at::zeros({ch}, Opts(d)), rv = at::ones({ch}, Opts(d));
+        KernelRow("norm", d, "batch_norm 64x" + std::to_string(hw) + "x" + std::to_string(hw),
+                  {{"flops", 5.0 * ch * hw * hw}, {"bytes", double(2 * ch * hw * hw + 4 * ch) * es}},
+                  [&] { at::batch_norm(xb, g, be, rm, rv, false, 0.1, 1e-5, true); });
         const int64_t cols = 128, srows = std::max<int64_t>(1, n / cols);
         at::Tensor s = at::randn({srows, cols}, Opts(d));
         KernelRow("reduction", d, "softmax " + std::to_string(srows) + "x128",

@@ -37,7 +37,7 @@ struct ValidationRow {
   double measured_ms = 0, measured_p10 = 0, measured_p90 = 0;
   double measured_kernel_ms = 0, measured_kernels = 0, measured_framework_ms = 0;
   std::string measured_bound;
-  std::array<double, 8> measured_class_ms{};
+  std::array<double, kNumKernelClasses> measured_class_ms{};
   double unclassified_ms = 0;
   PredictionPoint predicted;
   double error_pct = 0;       // (predicted - measured) / measured
@@ -51,7 +51,7 @@ struct FrameworkSummary {
   int rows = 0, within = 0, inside = 0, within_or_inside = 0, bound_agree = 0;
   double median_abs_error_pct = 0;
   double tolerance_pct = 0;
-  std::array<double, 8> predicted_class_ms{}, measured_class_ms{};
+  std::array<double, kNumKernelClasses> predicted_class_ms{}, measured_class_ms{};
 };
 
 struct CrossoverCheck {
@@ -72,6 +72,9 @@ struct ValidationReport {
 Expected<ValidationReport> CompareMeasurements(const nlohmann::json& measured,
                                                const HostProfile& profile,
                                                const CompareOptions& options);
+
+// (Re)computes the per-framework summaries and crossover checks from report->rows.
+void SummarizeReport(ValidationReport* report, const CompareOptions& options);
 
 nlohmann::json ValidationReportToJson(const ValidationReport& r);
 

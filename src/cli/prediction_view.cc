@@ -17,7 +17,7 @@ std::string Label(Framework f, DType d) { return std::string(FrameworkName(f)) +
 
 json PointJson(const PredictionPoint& p) {
   json cls = json::object();
-  for (int c = 0; c < 8; ++c)
+  for (int c = 0; c < kNumKernelClasses; ++c)
     if (p.class_ms[c] > 0) cls[KernelClassName(KernelClass(c))] = p.class_ms[c];
   return {{"batch", p.batch}, {"framework", FrameworkName(p.framework)},
           {"precision", DTypeName(p.precision)}, {"latency_ms", p.latency_ms},

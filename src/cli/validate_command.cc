@@ -1,8 +1,11 @@
 // `ftax validate`: run a model for real and put the prediction beside the measurement.
+#include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <set>
 
 #include "calibrate/model_runner.h"
+#include "calibrate/framework_refit.h"
 #include "calibrate/result_writer.h"
 #include "calibrate/validation_report.h"
 #include "cli/commands.h"
@@ -29,7 +32,39 @@ struct ValidateOptions {
   std::string format = "table";
   double budget_s = 1.0;
   int device = 0;
+  std::string refine = "none";
 };
+
+// Leave-one-model-out: each model's rows are predicted with framework costs refined on the
+// other models' rows only.
+Expected<ValidationReport> CompareLeaveOneModelOut(const json& measured, const HostProfile& profile) {
+  std::set<std::string> models;
+  for (const auto& r : measured["rows"]) models.insert(r.value("model", ""));
+  ValidationReport all;
+  for (const std::string& m : models) {
+    RefitOptions ro;
+    ro.exclude_models = {m};
+    RefitReport rep;
+    Expected<HostProfile> refined = RefineFrameworkCosts(profile, measured, ro, &rep);
+    if (!refined.ok()) return refined.status();
+    json subset = {{"rows", json::array()}};
+    for (const auto& r : measured["rows"])
+      if (r.value("model", "") == m) subset["rows"].push_back(r);
+    Expected<ValidationReport> part = CompareMeasurements(subset, refined.value(), CompareOptions{});
+    if (!part.ok()) return part.status();
+    for (auto& row : part->rows) all.rows.push_back(row);
+    for (auto& n : part->notes)
+      if (std::find(all.notes.begin(), all.notes.end(), n) == all.notes.end()) all.notes.push_back(n);
+    for (auto& s : part->skipped) all.skipped.push_back(s);
+    std::string line = "refined without " + m + ":";
+    for (const auto& e : rep.frameworks)
+      line += " " + e.framework + " x" + Fixed(e.scale, 2) + " (±" + Fixed(e.scale_stderr, 2) + ", " +
+              std::to_string(e.rows) + " rows)";
+    all.notes.push_back(line);
+  }
+  SummarizeReport(&all, CompareOptions{});
+  return all;
+}
 
 void PrintReport(const ValidationReport& r, const std::string& format) {
   if (format == "json") {
@@ -117,7 +152,11 @@ int RunValidate(const ValidateOptions& o) {
   }
   Expected<HostProfile> profile = LoadHostProfile(o.profile);
   if (!profile.ok()) return ReportError("validate", profile.status());
-  Expected<ValidationReport> rep = CompareMeasurements(measured, profile.value(), CompareOptions{});
+  if (o.refine != "none" && o.refine != "leave-one-model-out")
+    return ReportError("validate", InvalidInput("--refine must be none or leave-one-model-out"));
+  Expected<ValidationReport> rep = o.refine == "none"
+                                       ? CompareMeasurements(measured, profile.value(), CompareOptions{})
+                                       : CompareLeaveOneModelOut(measured, profile.value());
   if (!rep.ok()) return ReportError("validate", rep.status());
   if (!o.output.empty() && o.model.empty()) {
     std::ofstream out(o.output);
@@ -151,6 +190,10 @@ void SetupValidateCommand(CLI::App& app) {
   cmd->add_option("--format", o->format, "table, json or csv")->capture_default_str();
   cmd->add_option("--budget-s", o->budget_s, "timing budget per point (s)")->capture_default_str();
   cmd->add_option("--device", o->device, "CUDA device index")->capture_default_str();
+  cmd->add_option("--refine", o->refine,
+                  "none, or leave-one-model-out: predict each model with Python-eager/TorchScript "
+                  "dispatch costs scaled to the other models' measured framework time")
+      ->capture_default_str();
   cmd->callback([o] { ExitCode() = RunValidate(*o); });
 }
 

@@ -37,6 +37,8 @@ const char* KernelClassName(KernelClass c) {
     case KernelClass::kReduction: return "reduction";
     case KernelClass::kCopy: return "copy";
     case KernelClass::kGather: return "gather";
+    case KernelClass::kNorm: return "norm";
+    case KernelClass::kAttentionMasked: return "attention_masked";
   }
   return "?";
 }
@@ -44,7 +46,8 @@ const char* KernelClassName(KernelClass c) {
 std::vector<KernelClass> AllKernelClasses() {
   return {KernelClass::kGemm,        KernelClass::kConv,      KernelClass::kDepthwise,
           KernelClass::kAttention,   KernelClass::kElementwise, KernelClass::kReduction,
-          KernelClass::kCopy,        KernelClass::kGather};
+          KernelClass::kCopy,        KernelClass::kGather,      KernelClass::kNorm,
+          KernelClass::kAttentionMasked};
 }
 
 std::optional<KernelClass> ParseKernelClass(const std::string& name) {
@@ -54,7 +57,8 @@ std::optional<KernelClass> ParseKernelClass(const std::string& name) {
 }
 
 bool IsComputeClass(KernelClass c) {
-  return c == KernelClass::kGemm || c == KernelClass::kConv || c == KernelClass::kAttention;
+  return c == KernelClass::kGemm || c == KernelClass::kConv || c == KernelClass::kAttention ||
+         c == KernelClass::kAttentionMasked;
 }
 
 const char* DispatchClassName(DispatchClass c) {

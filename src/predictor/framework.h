@@ -24,13 +24,15 @@ enum class KernelClass {
   kGemm,         // cuBLAS matrix products (incl. batched and bias epilogues)
   kConv,         // cuDNN convolutions (dense and grouped with many channels per group)
   kDepthwise,    // depthwise convolutions: memory bound
-  kAttention,    // fused scaled-dot-product attention kernels
+  kAttention,    // fused scaled-dot-product attention kernels without a mask
   kElementwise,  // pointwise arithmetic and activations
-  kReduction,    // softmax, layer/batch norm, reductions, pooling
+  kReduction,    // softmax, reductions, pooling
   kCopy,         // layout copies (contiguous after transpose, cat, slicing copies)
   kGather,       // embedding lookups, index_select
+  kNorm,         // layer norm and batch norm (slower per byte than softmax on Hopper)
+  kAttentionMasked,  // fused attention with an additive mask (a different, slower kernel)
 };
-constexpr int kNumKernelClasses = 8;
+constexpr int kNumKernelClasses = 10;
 const char* KernelClassName(KernelClass c);
 std::optional<KernelClass> ParseKernelClass(const std::string& name);
 std::vector<KernelClass> AllKernelClasses();

@@ -24,8 +24,6 @@ class Walker {
       Status s = LowerOp(int(i), g_.ops[i]);
       if (!s.ok()) return s;
     }
-    if (g_.ops.size() && !g_.ops[0].domain.empty() && g_.ops[0].domain != "aten") {
-    }
     work_.module_calls = opt_.framework == Framework::kPytorchEager ? CountModuleCalls(g_) : 0;
     bool any_onnx = std::any_of(g_.ops.begin(), g_.ops.end(),
                                 [](const Op& op) { return op.domain != "aten"; });
@@ -123,8 +121,13 @@ class Walker {
     const std::string in0 = op.inputs.empty() ? "" : op.inputs[0];
     // Layout: transposes make non-contiguous views; a reshape/flatten/contiguous of one copies.
     if (op.type == "transpose" || op.type == "permute" || op.type == "t" || op.type == "Transpose") {
-      for (const auto& o : op.outputs) strided_.insert(o);
+      // Fused attention kernels write their output as [B, S, heads, d] and return it as a
+      // transposed view, so transposing it back yields a contiguous tensor (no copy later).
+      if (!attention_out_.count(in0))
+        for (const auto& o : op.outputs) strided_.insert(o);
     }
+    if (rule.recipe == KernelRecipe::kAttention)
+      for (const auto& o : op.outputs) attention_out_.insert(o);
     KernelRecipe recipe = rule.recipe;
     DispatchClass dclass = rule.dispatch_class;
     const bool reshape_like = op.type == "reshape" || op.type == "view" || op.type == "flatten" ||
@@ -245,7 +248,13 @@ class Walker {
         if (!kv || kv->size() != 4) return Missing(op, op.inputs.size() > 1 ? op.inputs[1] : "key");
         double bh = double((*q)[0].value) * double((*q)[1].value);
         double sq = double((*q)[2].value), d = double((*q)[3].value), sk = double((*kv)[2].value);
-        k.cls = KernelClass::kAttention;
+        // HF models drop an all-ones padding mask in eager mode (a data-dependent check), while
+        // a trace keeps it: eager runs the unmasked kernel, TorchScript the masked one.
+        const bool eager_fw = opt_.framework == Framework::kPytorchEager ||
+                              opt_.framework == Framework::kLibtorchEager;
+        const bool masked = op.inputs.size() > 3 && !op.inputs[3].empty() &&
+                            !(eager_fw && op.domain == "aten");
+        k.cls = masked ? KernelClass::kAttentionMasked : KernelClass::kAttention;
         k.flops = 4.0 * bh * sq * sk * d;
         k.m = int64_t(sq);
         k.n = 1;  // one tile column: the head dim fits a tile
@@ -257,11 +266,16 @@ class Walker {
           if (b > 0) k.bytes += b;
         }
         k.bytes += out_bytes;
-        break;
+        work_.kernels.push_back(k);
+        AddAttentionAux(index, op, bh, sq, sk);
+        return Status::Ok();
       }
       case KernelRecipe::kReduction:
+      case KernelRecipe::kNorm:
       case KernelRecipe::kElementwise: {
-        k.cls = recipe == KernelRecipe::kReduction ? KernelClass::kReduction : KernelClass::kElementwise;
+        k.cls = recipe == KernelRecipe::kReduction ? KernelClass::kReduction
+                : recipe == KernelRecipe::kNorm    ? KernelClass::kNorm
+                                                   : KernelClass::kElementwise;
         double in_bytes = 0;
         for (const std::string& in : op.inputs) {
           double b = Bytes(in);
@@ -274,7 +288,7 @@ class Walker {
         }
         k.bytes = in_bytes + total_out;
         double n = Numel(out);
-        k.flops = (recipe == KernelRecipe::kReduction ? 5.0 : 1.0) * std::max(n, 0.0);
+        k.flops = (recipe == KernelRecipe::kElementwise ? 1.0 : 5.0) * std::max(n, 0.0);
         break;
       }
       case KernelRecipe::kCopy:
@@ -292,11 +306,41 @@ class Walker {
     return Status::Ok();
   }
 
+  // Small kernels PyTorch 2.11 runs around a fused attention call, as CUPTI records of
+  // HF BERT on an H200 show (docs/validation.md): eager runs clear the cuDNN backend's
+  // softmax statistics (one memset) in fp16/bf16; a TorchScript trace of the same module
+  // materializes the additive mask per layer (one where over [B, heads, Sq, Sk]) and fills
+  // two small buffers. Priced as elementwise kernels.
+  void AddAttentionAux(int index, const Op& op, double bh, double sq, double sk) {
+    auto add = [&](double bytes) {
+      KernelWork a;
+      a.cls = KernelClass::kElementwise;
+      a.dtype = opt_.precision;
+      a.op_index = index;
+      a.bytes = bytes;
+      a.flops = bytes / std::max(1, DTypeSize(opt_.precision));
+      work_.kernels.push_back(a);
+    };
+    const bool half = opt_.precision == DType::kFloat16 || opt_.precision == DType::kBFloat16;
+    const bool eager = opt_.framework == Framework::kPytorchEager ||
+                       opt_.framework == Framework::kLibtorchEager;
+    const bool masked = op.inputs.size() > 3 && !op.inputs[3].empty();
+    if (op.domain != "aten") return;
+    if (eager) {
+      if (half) add(bh * sq * 4.0);  // memset of the log-sum-exp statistics
+    } else if (masked) {
+      add(bh * sq * sk * (DTypeSize(opt_.precision) + 1.0));  // where(mask, 0, min)
+      add(bh * sq * 4.0);
+      add(bh * sq * 4.0);
+    }
+  }
+
   const Graph& g_;
   LoweringOptions opt_;
   WorkList work_;
   std::unordered_map<std::string, const Op*> producer_;
   std::unordered_set<std::string> strided_;
+  std::unordered_set<std::string> attention_out_;
   std::map<std::string, int> unknown_;
 };
 

@@ -17,7 +17,8 @@ enum class KernelRecipe {
   kGemmOnnx,     // ONNX Gemm with transA/transB
   kConv,         // convolution (dense, grouped or depthwise)
   kAttention,    // fused scaled-dot-product attention
-  kReduction,    // norm, softmax, pooling, reductions: reads inputs, writes outputs
+  kReduction,    // softmax, pooling, reductions: reads inputs, writes outputs
+  kNorm,         // layer norm, batch norm: reads inputs, writes outputs
   kElementwise,  // pointwise: reads inputs, writes outputs
   kCopy,         // layout copy: reads and writes the output's bytes
   kGather,       // embedding lookup

@@ -47,7 +47,7 @@ struct PredictionPoint {
   int dispatches = 0;
   int kernels = 0;
   int module_calls = 0;
-  std::array<double, 8> class_ms{};
+  std::array<double, kNumKernelClasses> class_ms{};
 };
 
 struct Crossover {
