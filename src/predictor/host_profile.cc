@@ -148,6 +148,7 @@ static Expected<HostProfile> HostProfileFromJsonUnchecked(const json& j) {
       if (!(s = ReadParam(fj, "call_us", "us", where, &f.call_us)).ok()) return s;
       if (!(s = ReadParam(fj, "module_us", "us", where, &f.module_us)).ok()) return s;
       if (!(s = ReadParam(fj, "node_gap_us", "us", where, &f.node_gap_us)).ok()) return s;
+      if (!(s = ReadParam(fj, "replay_per_node_us", "us", where, &f.replay_per_node_us)).ok()) return s;
       if (fj.contains("dispatch_us")) {
         if (!fj.at("dispatch_us").is_object())
           return InvalidInput(where + ".dispatch_us: expected an object");
@@ -159,7 +160,7 @@ static Expected<HostProfile> HostProfileFromJsonUnchecked(const json& j) {
             return s;
         }
       }
-      for (const Param* q : {&f.call_us, &f.module_us, &f.node_gap_us})
+      for (const Param* q : {&f.call_us, &f.module_us, &f.node_gap_us, &f.replay_per_node_us})
         if (q->known() && q->value < 0) return InvalidInput(where + ": costs must be >= 0");
       for (const Param& q : f.dispatch_us)
         if (q.known() && q.value < 0) return InvalidInput(where + ".dispatch_us: costs must be >= 0");
@@ -231,6 +232,7 @@ json HostProfileToJson(const HostProfile& p) {
     fj["dispatch_us"] = d;
     fj["module_us"] = WriteParam(f.module_us, "us");
     fj["node_gap_us"] = WriteParam(f.node_gap_us, "us");
+    fj["replay_per_node_us"] = WriteParam(f.replay_per_node_us, "us");
     fj["points"] = f.points;
     fj["r2"] = NumOrNull(f.r2);
     fs[name] = fj;

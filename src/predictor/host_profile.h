@@ -64,13 +64,16 @@ struct GpuParams {
 
 // CPU-side cost of a framework. A call costs call_us once (entry, input checks, final
 // synchronize), plus dispatch_us[class] per dispatch, plus module_us per nn.Module call
-// (Python eager only). For cuda-graph, call_us is the graph launch and node_gap_us the GPU
-// gap between two graph nodes.
+// (Python eager only). For cuda-graph, call_us is the graph launch, node_gap_us the GPU
+// gap between two graph nodes and replay_per_node_us the launch cost per node.
 struct FrameworkParams {
   Param call_us;
   std::array<Param, kNumDispatchClasses> dispatch_us;
   Param module_us;
   Param node_gap_us;
+  // cuda-graph only: host-side replay cost that grows with the number of graph nodes
+  // (cudaGraphLaunch work before the GPU starts), per node.
+  Param replay_per_node_us;
   int points = 0;
   double r2 = std::nan("");
 };

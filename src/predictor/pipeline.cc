@@ -40,6 +40,8 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
       return InvalidInput("profile: frameworks.cuda-graph.node_gap_us is null");
     rp.node_gap_us = f->node_gap_us.value;
     rp.node_gap_se = SeOr0(f->node_gap_us);
+    rp.replay_per_node_us = ValueOr(f->replay_per_node_us, 0);
+    rp.replay_se = SeOr0(f->replay_per_node_us);
   } else {
     for (int c = 0; c < kNumDispatchClasses; ++c) {
       const Param& d = f->dispatch_us[c];
@@ -124,6 +126,7 @@ ResolvedParams SampleParams(const ResolvedParams& p, std::mt19937_64& rng) {
   s.call_us = Draw(p.call_us, p.call_se, rng);
   s.module_us = Draw(p.module_us, p.module_se, rng);
   s.node_gap_us = Draw(p.node_gap_us, p.node_gap_se, rng);
+  s.replay_per_node_us = Draw(p.replay_per_node_us, p.replay_se, rng);
   s.kernel_gap_us = Draw(p.kernel_gap_us, p.kernel_gap_se, rng);
   for (int c = 0; c < kNumDispatchClasses; ++c)
     s.dispatch_us[c] = Draw(p.dispatch_us[c], p.dispatch_se[c], rng);
@@ -151,10 +154,12 @@ Timing Simulate(const WorkList& work, const ResolvedParams& p) {
     t.class_us[int(work.kernels[i].cls)] += kt[i];
   }
   if (p.framework == Framework::kCudaGraph) {
-    const double gaps = p.node_gap_us * double(work.kernels.size());
-    t.framework_us = p.call_us + gaps;
+    const double n = double(work.kernels.size());
+    const double gaps = p.node_gap_us * n;
+    const double launch = p.call_us + p.replay_per_node_us * n;
+    t.framework_us = launch + gaps;
     t.gpu_idle_us = gaps;
-    t.latency_us = p.call_us + t.compute_us + gaps;
+    t.latency_us = launch + t.compute_us + gaps;
     return t;
   }
   const double module_share =

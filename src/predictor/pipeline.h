@@ -6,7 +6,8 @@
 // max(CPU done, GPU done) plus the framework's fixed per-call cost (entry, checks, sync).
 // At the extremes this is the paper's max(framework overhead, compute); in between it
 // accounts for the GPU idling while the CPU catches up. A CUDA graph replays all kernels
-// from one launch: latency = call cost + kernels + one node gap per kernel.
+// from one launch: latency = call cost + per-node launch cost + kernels + one node gap per
+// kernel.
 //
 //   Expected<ResolvedParams> rp = ResolveParams(work, profile, Framework::kTorchscript);
 //   Timing t = Simulate(work, rp.value());
@@ -34,13 +35,14 @@ struct ResolvedParams {
   std::array<double, kNumDispatchClasses> dispatch_us{};
   double module_us = 0;
   double node_gap_us = 0;
+  double replay_per_node_us = 0;
   // Per kernel of the work list: index into `thetas`.
   std::vector<int> theta_index;
   std::vector<KernelTheta> thetas;
   std::vector<std::pair<int, int>> tiles;  // per theta
   std::vector<std::string> theta_keys;     // "gemm/fp16" per theta
   // Standard errors in the same layout (NaN: unknown).
-  double call_se = 0, module_se = 0, node_gap_se = 0, kernel_gap_se = 0;
+  double call_se = 0, module_se = 0, node_gap_se = 0, kernel_gap_se = 0, replay_se = 0;
   std::array<double, kNumDispatchClasses> dispatch_se{};
   std::vector<KernelTheta> theta_se;
   std::vector<std::string> notes;  // fallbacks used, ranges exceeded
