@@ -33,6 +33,7 @@ struct ValidateOptions {
   double budget_s = 1.0;
   int device = 0;
   std::string refine = "none";
+  std::string refined_profile;
 };
 
 // Leave-one-model-out: each model's rows are predicted with framework costs refined on the
@@ -152,6 +153,30 @@ int RunValidate(const ValidateOptions& o) {
   }
   Expected<HostProfile> profile = LoadHostProfile(o.profile);
   if (!profile.ok()) return ReportError("validate", profile.status());
+  if (!o.refined_profile.empty()) {
+    RefitReport rr;
+    Expected<HostProfile> refined = RefineFrameworkCosts(profile.value(), measured, RefitOptions{}, &rr);
+    if (!refined.ok()) return ReportError("validate", refined.status());
+    json prov = refined->provenance;
+    prov["refined_with"] = o.measured;
+    prov["refined_on"] = UtcNow();
+    json scales = json::array();
+    for (const auto& e : rr.frameworks)
+      scales.push_back({{"framework", e.framework}, {"dispatch_scale", e.scale},
+                        {"stderr", e.scale_stderr}, {"rows", e.rows}});
+    prov["refinement"] = scales;
+    prov["refinement_method"] =
+        "dispatch_us and module_us scaled by the median of (measured - call) / (predicted - call) "
+        "framework time over framework-bound rows of real model runs";
+    refined->provenance = prov;
+    std::ofstream out(o.refined_profile);
+    if (!out) return ReportError("validate", NotFound("cannot write '" + o.refined_profile + "'"));
+    out << HostProfileToJson(refined.value()).dump(1) << "\n";
+    for (const auto& e : rr.frameworks)
+      std::cerr << "refined " << e.framework << ": dispatch costs x" << Fixed(e.scale, 3) << " ± "
+                << Fixed(e.scale_stderr, 3) << " (" << e.rows << " rows)\n";
+    std::cerr << "wrote " << o.refined_profile << "\n";
+  }
   if (o.refine != "none" && o.refine != "leave-one-model-out")
     return ReportError("validate", InvalidInput("--refine must be none or leave-one-model-out"));
   Expected<ValidationReport> rep = o.refine == "none"
@@ -194,6 +219,9 @@ void SetupValidateCommand(CLI::App& app) {
                   "none, or leave-one-model-out: predict each model with Python-eager/TorchScript "
                   "dispatch costs scaled to the other models' measured framework time")
       ->capture_default_str();
+  cmd->add_option("--refined-profile", o->refined_profile,
+                  "write the profile with Python-eager/TorchScript dispatch costs refined on all "
+                  "measured rows (provenance records the scale factors)");
   cmd->callback([o] { ExitCode() = RunValidate(*o); });
 }
 

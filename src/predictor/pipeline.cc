@@ -10,10 +10,14 @@ namespace {
 double ValueOr(const Param& p, double fallback) { return p.known() ? p.value : fallback; }
 double SeOr0(const Param& p) { return std::isnan(p.std_error) ? 0.0 : p.std_error; }
 
+// Parameters are positive and their errors are relative in nature (a rate known to ±30%),
+// so draw from a log-normal with the same relative spread (capped at a factor e per sigma),
+// which never produces the near-zero rates a clipped normal would.
 double Draw(double v, double se, std::mt19937_64& rng) {
-  if (!(se > 0)) return v;
-  std::normal_distribution<double> n(v, se);
-  return std::max(0.0, n(rng));
+  if (!(se > 0) || !(v > 0)) return v;
+  const double sigma = std::min(se / v, 1.0);
+  std::normal_distribution<double> n(-0.5 * sigma * sigma, sigma);
+  return v * std::exp(n(rng));
 }
 
 }  // namespace
