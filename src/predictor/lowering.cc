@@ -19,7 +19,9 @@ class Walker {
   Walker(const Graph& g, const LoweringOptions& o) : g_(g), opt_(o) {}
 
   Expected<WorkList> Run() {
-    for (const Op& op : g_.ops) producer_[op.outputs.empty() ? "" : op.outputs[0]] = &op;
+    // Producers are needed only to fold ONNX bias Adds into MatMuls.
+    if (std::any_of(g_.ops.begin(), g_.ops.end(), [](const Op& op) { return op.domain != "aten"; }))
+      for (const Op& op : g_.ops) producer_[op.outputs.empty() ? "" : op.outputs[0]] = &op;
     for (size_t i = 0; i < g_.ops.size(); ++i) {
       Status s = LowerOp(int(i), g_.ops[i]);
       if (!s.ok()) return s;

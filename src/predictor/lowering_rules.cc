@@ -192,10 +192,17 @@ const Row kRows[] = {
 };
 // clang-format on
 
-const std::unordered_map<std::string, LoweringRule>& Table() {
+// op type -> rules for the ONNX domain ([0]) and the aten domain ([1]); a null entry means
+// no rule. Keyed by op type alone so a lookup allocates nothing.
+using Entry = std::pair<const LoweringRule*, const LoweringRule*>;
+
+const std::unordered_map<std::string, Entry>& Table() {
   static const auto* table = [] {
-    auto* t = new std::unordered_map<std::string, LoweringRule>();
-    for (const Row& r : kRows) (*t)[std::string(r.key.domain) + "::" + r.key.type] = r.rule;
+    auto* t = new std::unordered_map<std::string, Entry>();
+    for (const Row& r : kRows) {
+      Entry& e = (*t)[r.key.type];
+      (std::string(r.key.domain) == "aten" ? e.second : e.first) = &r.rule;
+    }
     return t;
   }();
   return *table;
@@ -204,9 +211,11 @@ const std::unordered_map<std::string, LoweringRule>& Table() {
 }  // namespace
 
 const LoweringRule* FindLoweringRule(const std::string& domain, const std::string& op_type) {
-  const std::string d = (domain == "ai.onnx") ? "" : domain;
-  auto it = Table().find(d + "::" + op_type);
-  return it == Table().end() ? nullptr : &it->second;
+  auto it = Table().find(op_type);
+  if (it == Table().end()) return nullptr;
+  if (domain == "aten") return it->second.second;
+  if (domain.empty() || domain == "ai.onnx") return it->second.first;
+  return nullptr;
 }
 
 }  // namespace ftax

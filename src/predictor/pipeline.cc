@@ -71,14 +71,20 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
         rp.notes.push_back("profile has no module_us: nn.Module call cost not counted");
     }
   }
-  std::map<std::string, int> index;
+  // Per (class, dtype): index into rp.thetas (-1: not resolved yet) and the profile entry
+  // whose measured range applies. Arrays, not string maps: this runs once per prediction.
+  constexpr int kDTypes = int(DType::kComplex64) + 1;
+  std::array<std::array<int, kDTypes>, kNumKernelClasses> slot;
+  std::array<std::array<const KernelParams*, kDTypes>, kNumKernelClasses> own{};
+  for (auto& row : slot) row.fill(-1);
   std::map<std::string, int> out_of_range;
   rp.theta_index.reserve(work.kernels.size());
   for (const KernelWork& k : work.kernels) {
-    std::string key = KernelKey(k.cls, k.dtype);
-    auto it = index.find(key);
-    if (it == index.end()) {
+    int& idx = slot[int(k.cls)][int(k.dtype)];
+    if (idx < 0) {
+      const std::string key = KernelKey(k.cls, k.dtype);
       const KernelParams* kp = profile.gpu.Find(k.cls, k.dtype);
+      own[int(k.cls)][int(k.dtype)] = kp;
       std::string used = key;
       if (!kp && (k.dtype == DType::kBFloat16 || k.dtype == DType::kFloat16)) {
         DType other = k.dtype == DType::kBFloat16 ? DType::kFloat16 : DType::kBFloat16;
@@ -103,21 +109,18 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
       se.floor_us = SeOr0(kp->floor_us);
       se.rate_tflops = SeOr0(kp->rate_tflops);
       se.bandwidth_gbps = SeOr0(kp->bandwidth_gbps);
-      it = index.emplace(key, int(rp.thetas.size())).first;
+      idx = int(rp.thetas.size());
       rp.thetas.push_back(t);
       rp.theta_se.push_back(se);
       rp.tiles.emplace_back(kp->tile_m, kp->tile_n);
       rp.theta_keys.push_back(used);
-      // Range check against what was measured (only when the profile records one).
-      if (kp->max_bytes > 0 && kp->max_flops >= 0) {
-        // checked per kernel below
-      }
     }
-    const KernelParams* kp = profile.gpu.Find(k.cls, k.dtype);
+    // Range check against what the profile measured for this very class and dtype.
+    const KernelParams* kp = own[int(k.cls)][int(k.dtype)];
     if (kp && kp->max_bytes > 0 &&
         (k.bytes > kp->max_bytes * 1.5 || (kp->max_flops > 0 && k.flops > kp->max_flops * 1.5)))
-      out_of_range[key]++;
-    rp.theta_index.push_back(it->second);
+      out_of_range[KernelKey(k.cls, k.dtype)]++;
+    rp.theta_index.push_back(idx);
   }
   for (const auto& [key, n] : out_of_range)
     rp.notes.push_back(std::to_string(n) + " " + key +
