@@ -184,6 +184,7 @@ Status BuildBert(const ArchParams& p, Graph* g) {
       x = BertLayer(b, c, B, S, x, mask);
     }
   }
+  x = b.NameLastOutput("last_hidden_state");
   b.Output(x);
   {
     ScopeGuard pool(b, "pooler");
@@ -199,8 +200,8 @@ Status BuildBert(const ArchParams& p, Graph* g) {
     }
     std::string y = Linear(b, "dense", first, {B, H}, H);
     ScopeGuard act(b, "activation");
-    y = b.Op1(torch ? "tanh" : "Tanh", {y}, {B, H});
-    b.Output(y);
+    b.Op1(torch ? "tanh" : "Tanh", {y}, {B, H});
+    b.Output(b.NameLastOutput("pooler_output"));
   }
   return b.status();
 }

@@ -69,7 +69,8 @@ std::string NewGelu(GraphBuilder& b, const std::string& x, const Dims& xd) {
 
 // One GPT2Block in scope "/h.i". S new tokens attend to L = past + S keys.
 std::string Block(GraphBuilder& b, const GptConfig& c, int64_t i, int64_t B, int64_t S,
-                  int64_t L, const std::string& x, const std::string& mask) {
+                  int64_t L, const std::string& x, const std::string& mask,
+                  std::vector<std::string>* present) {
   const bool torch = b.torch();
   const int64_t H = c.hidden, h = c.heads, d = c.hidden / c.heads;
   const int64_t past = c.kv_cache ? c.past : 0;
@@ -114,12 +115,14 @@ std::string Block(GraphBuilder& b, const GptConfig& c, int64_t i, int64_t B, int
       const std::string n = std::to_string(i);
       const std::string& pk = b.Input("past_key_values." + n + ".key", b.dtype(), {B, h, past, d});
       const std::string& pv = b.Input("past_key_values." + n + ".value", b.dtype(), {B, h, past, d});
-      k = b.Op1(torch ? "cat" : "Concat", {pk, k}, kv);
+      b.Op1(torch ? "cat" : "Concat", {pk, k}, kv);
       b.SetInt(torch ? "dim" : "axis", -2);
-      v = b.Op1(torch ? "cat" : "Concat", {pv, v}, kv);
+      k = b.NameLastOutput("present." + n + ".key");
+      b.Op1(torch ? "cat" : "Concat", {pv, v}, kv);
       b.SetInt(torch ? "dim" : "axis", -2);
-      b.Output(k);
-      b.Output(v);
+      v = b.NameLastOutput("present." + n + ".value");
+      present->push_back(k);
+      present->push_back(v);
     }
     std::string ctx;
     if (torch) {
@@ -249,18 +252,21 @@ Status BuildGpt(const ArchParams& p, Graph* g) {
     x = b.Op1("Add", {x, pe}, xd);
   }
   x = Dropout(b, "drop", x, xd, 0.1);
+  std::vector<std::string> present;  // graph outputs after the hidden state, as HF orders them
   for (int64_t i = 0; i < c.layers; ++i) {
     ScopeGuard h(b, "h." + std::to_string(i));
-    x = Block(b, c, i, B, S, L, x, mask);
+    x = Block(b, c, i, B, S, L, x, mask, &present);
   }
   x = LayerNorm(b, "ln_f", x, xd, kLnEps);
   if (torch) {
-    x = b.Op1("view", {x}, xd);
+    b.Op1("view", {x}, xd);
     b.SetInts("size", xd);
   } else {
-    x = b.Op1("Reshape", {x, b.IntConst(xd)}, xd);
+    b.Op1("Reshape", {x, b.IntConst(xd)}, xd);
   }
+  x = b.NameLastOutput("last_hidden_state");
   b.Output(x);
+  for (const std::string& t : present) b.Output(t);
   if (c.lm_head) {
     ScopeGuard m(b, "lm_head");
     const Dims ld = {B, S, c.vocab};
@@ -270,7 +276,7 @@ Status BuildGpt(const ArchParams& p, Graph* g) {
       // The exporter folds the transpose of the tied weight into a second initializer.
       x = b.Op1("MatMul", {x, b.Weight("weight", {H, c.vocab})}, ld);
     }
-    b.Output(x);
+    b.Output(b.NameLastOutput("logits"));
   }
   return b.status();
 }

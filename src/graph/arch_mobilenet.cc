@@ -104,7 +104,7 @@ Status BuildMobilenet(const ArchParams& p, Graph* g) {
     x = Dropout(b, "classifier.0", x, {B, last_c}, 0.2);
     x = Linear(b, "classifier.1", x, {B, last_c}, classes);
   }
-  b.Output(x);
+  b.Output(b.NameLastOutput("output"));
   return b.status();
 }
 

@@ -125,7 +125,7 @@ Status BuildResnet(const ArchParams& p, Graph* g) {
     b.SetInt("axis", 1);
   }
   x = Linear(b, "fc", x, {B, C}, classes);
-  b.Output(x);
+  b.Output(b.NameLastOutput("output"));
   return b.status();
 }
 

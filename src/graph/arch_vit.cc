@@ -236,7 +236,7 @@ Status BuildVit(const ArchParams& p, Graph* g) {
     ScopeGuard heads(b, "heads");
     x = Linear(b, "head", x, {B, E}, c.classes);
   }
-  b.Output(x);
+  b.Output(b.NameLastOutput("output"));
   return b.status();
 }
 

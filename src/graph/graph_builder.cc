@@ -300,6 +300,26 @@ std::vector<std::string> GraphBuilder::OpN(const char* type, Inputs inputs,
   return op.outputs;
 }
 
+const std::string& GraphBuilder::NameLastOutput(std::string_view name) {
+  Op& op = last();
+  std::string& out = op.outputs[0];
+  auto cur = g_->tensors.find(out);
+  name_buf_.assign(name.data(), name.size());
+  if (cur == g_->tensors.end() || name_buf_ == out) return out;
+  TensorInfo t = cur->second;
+  // The "%N" node goes to the spare pool; the named tensor is made like any other.
+  if (spare.nodes.size() < Spare::kMax) {
+    spare.nodes.push_back(g_->tensors.extract(cur));
+  } else {
+    g_->tensors.erase(cur);
+  }
+  Dims d;
+  for (const Dim& x : t.shape) d.push_back(x.value);
+  TensorInfo& n = NewTensor(name_buf_, t.dtype, d);
+  Set(out, n.name);
+  return n.name;
+}
+
 Attribute& GraphBuilder::Attr(const char* key) {
   attrs_set_.push_back(key);
   Op& op = last();

@@ -129,6 +129,9 @@ class GraphBuilder {
   void SetString(const char* key, const char* v);
 
   void Output(const std::string& tensor) { g_->outputs.push_back(tensor); }
+  // Gives the last op's (first) output the name `name` instead of its "%N" value name, as
+  // the exporter's output_names do ("last_hidden_state"); call before anything reads it.
+  const std::string& NameLastOutput(std::string_view name);
 
   // First error met (an element count that overflows int64); Ok otherwise.
   const Status& status() const { return status_; }

@@ -172,6 +172,8 @@ TEST(ArchSpecTest, BertFlavorsAgreeOnMacs) {
 
 TEST(ArchSpecTest, BertOnnxDecomposition) {
   Graph g = Build("bert:layers=3");
+  EXPECT_EQ(g.outputs, (std::vector<std::string>{"last_hidden_state", "pooler_output"}));
+  EXPECT_EQ(ShapeToString(ShapeOf(g, "pooler_output")), "1x768");
   // Per layer: 6 linear MatMuls + 2 attention MatMuls; pooler is a Gemm.
   EXPECT_EQ(CountType(g, "MatMul"), 3 * 8);
   EXPECT_EQ(CountType(g, "Gemm"), 1);
@@ -482,7 +484,9 @@ TEST(ArchSpecTest, GptKvCacheGeneratesOneToken) {
     EXPECT_EQ(ShapeToString(ShapeOf(step, "past_key_values.3.key")), "1x4x64x64");
     // present keys/values (2 per layer) follow the hidden state among the outputs.
     EXPECT_EQ(step.outputs.size(), 1u + 2 * 4);
-    EXPECT_EQ(ShapeToString(ShapeOf(step, step.outputs[1])), "1x4x65x64");
+    EXPECT_EQ(step.outputs[0], "last_hidden_state");
+    EXPECT_EQ(step.outputs[1], "present.0.key");
+    EXPECT_EQ(ShapeToString(ShapeOf(step, "present.3.value")), "1x4x65x64");
     // Projections: exactly one token's worth of the prompt's; attention: one query row
     // against 65 keys.
     double lin_prompt = LocalMacs(prompt) - AttentionMacs(prompt);
@@ -578,17 +582,12 @@ TEST(ArchSpecTest, CountingRegistryCountsEveryGeneratedOp) {
     for (ArchFlavor f : {ArchFlavor::kOnnx, ArchFlavor::kTorch}) {
       SCOPED_TRACE(std::string(spec) + (f == ArchFlavor::kOnnx ? " onnx" : " torch"));
       Graph g = Build(spec, {{"batch", 2}, {"seq", 32}}, f);
-      Expected<GraphStats> st = ComputeStats(g);
+      StatsOptions o;
+      o.strict = true;
+      Expected<GraphStats> st = ComputeStats(g, o);
       ASSERT_TRUE(st.ok()) << st.status().message();
-      // Known gap: transformers 5's mask helpers trace as aten::__and__, which the counting
-      // registry does not know yet (it costs nothing measurable; remove once it does).
-      const std::set<std::string> gaps = {"aten::__and__"};
-      int64_t gap_ops = 0;
-      for (const std::string& t : st->unknown_op_types) {
-        EXPECT_TRUE(gaps.count(t)) << "registry cannot count " << t;
-        if (gaps.count(t)) gap_ops += CountType(g, t.substr(t.find("::") + 2));
-      }
-      EXPECT_EQ(st->uncounted_ops, gap_ops);
+      EXPECT_TRUE(st->unknown_op_types.empty());
+      EXPECT_EQ(st->uncounted_ops, 0);
       EXPECT_EQ(st->totals.ops, static_cast<int64_t>(g.ops.size()));
       EXPECT_GT(st->totals.macs, 0);
       ExpectWithin(st->totals.macs, LocalMacs(g), 1e-9, "registry vs shape arithmetic");
