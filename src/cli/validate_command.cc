@@ -1,6 +1,9 @@
 // `ftax validate`: run a model for real and put the prediction beside the measurement.
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <map>
 #include <iostream>
 #include <set>
 
@@ -34,7 +37,57 @@ struct ValidateOptions {
   int device = 0;
   std::string refine = "none";
   std::string refined_profile;
+  std::string plot;
 };
+
+// Measured latency (median with p10..p90 bars) and predicted latency (line with its interval)
+// against batch, one panel per model and precision, one color per framework; gnuplot.
+Status PlotValidation(const ValidationReport& r, const std::string& path) {
+  std::map<std::string, std::map<std::string, std::vector<const ValidationRow*>>> panels;
+  for (const ValidationRow& v : r.rows) panels[v.model + " " + v.precision][v.framework].push_back(&v);
+  if (panels.empty()) return InvalidInput("--plot: no rows to plot");
+  const std::string data = path + ".dat", script = path + ".gp";
+  const bool png = path.size() > 4 && path.substr(path.size() - 4) == ".png";
+  std::ofstream d(data), g(script);
+  if (!d || !g) return NotFound("cannot write '" + data + "'");
+  const int n = int(panels.size());
+  const int cols = n > 1 ? 2 : 1, rows = (n + cols - 1) / cols;
+  g << "set terminal " << (png ? "pngcairo" : "svg") << " size " << 560 * cols << "," << 380 * rows
+    << (png ? "" : " dynamic") << "\nset output '" << path << "'\n";
+  g << "set multiplot layout " << rows << "," << cols << "\nset logscale xy 2\nset grid\n"
+    << "set key top left font ',8' noenhanced\nset xlabel 'batch'\nset ylabel 'ms'\n";
+  int block = 0;
+  for (const auto& [title, fws] : panels) {
+    g << "set title '" << title << ": measured median, p10-p90 bars; predicted line, interval shaded' "
+      << "font ',8' noenhanced\n";
+    std::string plot = "plot ";
+    int color = 1;
+    for (const auto& [fw, pts] : fws) {
+      std::vector<const ValidationRow*> sorted = pts;
+      std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->batch < b->batch; });
+      for (const ValidationRow* v : sorted)
+        d << v->batch << " " << v->measured_ms << " " << v->measured_p10 << " " << v->measured_p90 << " "
+          << v->predicted.latency_ms << " " << v->predicted.interval_lo_ms << " "
+          << v->predicted.interval_hi_ms << "\n";
+      d << "\n\n";
+      const std::string idx = std::to_string(block++), c = std::to_string(color++);
+      if (plot.size() > 5) plot += ", ";
+      plot += "'" + data + "' index " + idx + " using 1:6:7 with filledcurves lc " + c +
+              " fs transparent solid 0.15 notitle, '' index " + idx + " using 1:5 with lines lc " + c +
+              " lw 2 title '" + fw + " predicted', '' index " + idx + " using 1:2:3:4 with yerrorbars lc " +
+              c + " pt 7 ps 0.6 title '" + fw + " measured'";
+    }
+    g << plot << "\n";
+  }
+  g << "unset multiplot\n";
+  g.close();
+  d.close();
+  if (std::system(("gnuplot '" + script + "' 2>&1").c_str()) != 0)
+    return Unsupported("gnuplot failed or is not installed (apt-get install gnuplot-nox); data in " + data);
+  std::remove(script.c_str());
+  std::remove(data.c_str());
+  return Status::Ok();
+}
 
 // Leave-one-model-out: each model's rows are predicted with framework costs refined on the
 // other models' rows only.
@@ -188,6 +241,11 @@ int RunValidate(const ValidateOptions& o) {
     out << ValidationReportToJson(rep.value()).dump(1) << "\n";
   }
   PrintReport(rep.value(), o.format);
+  if (!o.plot.empty()) {
+    Status st = PlotValidation(rep.value(), o.plot);
+    if (!st.ok()) return ReportError("validate", st);
+    std::cerr << "plot: " << o.plot << "\n";
+  }
   return kExitOk;
 }
 
@@ -222,6 +280,7 @@ void SetupValidateCommand(CLI::App& app) {
   cmd->add_option("--refined-profile", o->refined_profile,
                   "write the profile with Python-eager/TorchScript dispatch costs refined on all "
                   "measured rows (provenance records the scale factors)");
+  cmd->add_option("--plot", o->plot, "write measured vs predicted latency plots (.svg or .png, gnuplot)");
   cmd->callback([o] { ExitCode() = RunValidate(*o); });
 }
 
