@@ -6,10 +6,12 @@
 //
 // Grammar:  FAMILY[:KEY=VALUE[,KEY=VALUE...]]
 //   bert      layers, hidden, heads, ffn, vocab, max_pos, type_vocab        (encoder)
-//   gpt       layers, hidden, heads, ffn, vocab, max_pos, kv_cache=0|1, past (decoder)
-//   resnet    depth=18|34|50|101|152 or blocks=2-2-2-2, bottleneck=0|1, width=64, classes
-//   mobilenet width_mult, expansion, classes                                 (MobileNetV2)
+//   gpt       layers, hidden, heads, ffn, vocab, max_pos, kv_cache=0|1, past, lm_head=0|1
+//   resnet    depth=18|34|50|101|152 or blocks=2-2-2-2, bottleneck=0|1, width=64, classes,
+//             image
+//   mobilenet width_mult, expansion, classes, image                          (MobileNetV2)
 //   vit       layers, hidden, heads, ffn, patch, image, classes
+// Defaults, limits and the op decomposition of each family: docs/arch-specs.md.
 // Dims bound by the caller: `batch` (default 1) and, for sequence models, `seq` (default 128).
 //
 // Flavors: real front ends decompose the same module differently. `kOnnx` produces the op
