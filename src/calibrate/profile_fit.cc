@@ -60,6 +60,8 @@ const char* FitLossName(FitLoss l) {
 Status FitOptions::Validate() const {
   if (!(holdout_fraction >= 0 && holdout_fraction < 1))
     return InvalidInput("holdout fraction must be in [0, 1)");
+  if (holdout_repeats < 1 || holdout_repeats > 100)
+    return InvalidInput("holdout repeats must be in [1, 100]");
   if (!(loss_scale > 0)) return InvalidInput("loss scale must be > 0");
   if (!(min_r2 <= 1) || !(min_framework_r2 <= 1)) return InvalidInput("minimum R² must be <= 1");
   if (!(max_holdout_median_err_pct > 0))
@@ -170,6 +172,7 @@ json CalibrationSummaryJson(const Calibration& c, const FitOptions& options) {
     fj["module_us"] = ParamJson(f.params.module_us);
     fj["node_gap_us"] = ParamJson(f.params.node_gap_us);
     fj["per_node_total_us"] = NumOrNull(f.per_node_total_us);
+    fj["replay_per_node_us"] = ParamJson(f.params.replay_per_node_us);
     fj["r2"] = NumOrNull(f.params.r2);
     fj["fit"] = ErrorJson(f.fit_error);
     fj["notes"] = f.notes;
@@ -179,6 +182,7 @@ json CalibrationSummaryJson(const Calibration& c, const FitOptions& options) {
   j["kernel_gap_us"] = ParamJson(c.profile.gpu.kernel_gap_us);
   j["num_sms"] = c.profile.gpu.num_sms;
   j["options"] = {{"holdout_fraction", options.holdout_fraction},
+                  {"holdout_repeats", options.holdout_repeats},
                   {"seed", options.seed},
                   {"loss", FitLossName(options.loss)},
                   {"loss_scale", options.loss_scale},

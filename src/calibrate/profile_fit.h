@@ -19,8 +19,8 @@
 // the CPU, was the bottleneck, and stays null otherwise.
 //
 // A random, seeded 20% of the kernel rows of each class is held out, the class is fitted on
-// the rest and its error on the held-out rows reported; the written profile is then refitted
-// on all rows. A class whose fit is poor (see FitOptions) makes the calibration fail unless
+// the rest and its error on the held-out rows reported (pooled over a few independent
+// splits); the written profile is then refitted on all rows. A class whose fit is poor (see FitOptions) makes the calibration fail unless
 // forced, naming the class.
 //
 //   FitOptions options;                        // defaults as documented in docs/calibration.md
@@ -48,8 +48,11 @@ enum class FitLoss { kNone, kHuber, kCauchy };
 const char* FitLossName(FitLoss l);
 
 struct FitOptions {
-  // Held-out share of the kernel rows of each class (0 disables the holdout).
+  // Held-out share of the kernel rows of each class (0 disables the holdout), and how many
+  // independent random splits (seeds seed, seed+1, ...) pool their held-out errors: with
+  // 10-20 rows per class one split scores only 2-4 rows.
   double holdout_fraction = 0.2;
+  int holdout_repeats = 5;
   uint64_t seed = 1;
   // Robust loss on log residuals; scale in log units (0.1 ~ 10% error).
   FitLoss loss = FitLoss::kHuber;
@@ -96,7 +99,8 @@ struct FrameworkFit {
   Framework framework = Framework::kLibtorchEager;
   FrameworkParams params;  // as written to the profile
   ErrorStats fit_error;
-  // cuda-graph only: slope of call time per node (GPU work included), for information.
+  // cuda-graph only: slope of call time per node (GPU work included), for information. (The
+  // per-node host cost of a replay is params.replay_per_node_us.)
   double per_node_total_us = std::nan("");
   std::vector<std::string> notes;
   std::vector<std::string> solver_reports;

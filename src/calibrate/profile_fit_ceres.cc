@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 
+#include <Eigen/Dense>
 #include <ceres/ceres.h>
 
 #include "calibrate/holdout.h"
@@ -101,12 +102,31 @@ ceres::Solver::Options SolverOptions(const FitOptions& o) {
   ceres::Solver::Options s;
   s.linear_solver_type = ceres::DENSE_QR;
   s.max_num_iterations = o.max_iterations;
-  s.function_tolerance = 1e-12;
-  s.gradient_tolerance = 1e-14;
-  s.parameter_tolerance = 1e-12;
+  s.function_tolerance = 1e-10;
+  s.gradient_tolerance = 1e-12;
+  s.parameter_tolerance = 1e-10;
   s.logging_type = ceres::SILENT;
   s.num_threads = 1;
   return s;
+}
+
+// ceres::Covariance refuses a near-singular J'J (and logs an error through glog); the same
+// test done first turns an undetermined parameter into a null standard error quietly.
+// Criterion as in Ceres' DENSE_SVD covariance: (sigma_min / sigma_max)² of J, a bit stricter.
+bool CovarianceDefined(ceres::Problem* problem, const std::vector<double*>& blocks) {
+  ceres::Problem::EvaluateOptions eo;
+  eo.parameter_blocks = blocks;
+  ceres::CRSMatrix crs;
+  if (!problem->Evaluate(eo, nullptr, nullptr, nullptr, &crs)) return false;
+  if (crs.num_rows < crs.num_cols || crs.num_cols == 0) return false;
+  Eigen::MatrixXd jacobian = Eigen::MatrixXd::Zero(crs.num_rows, crs.num_cols);
+  for (int r = 0; r < crs.num_rows; ++r)
+    for (int k = crs.rows[r]; k < crs.rows[r + 1]; ++k) jacobian(r, crs.cols[k]) = crs.values[k];
+  Eigen::JacobiSVD<Eigen::MatrixXd> svd(jacobian);
+  const Eigen::VectorXd& sigma = svd.singularValues();
+  if (!(sigma(0) > 0) || !std::isfinite(sigma(0))) return false;
+  const double ratio = sigma(sigma.size() - 1) / sigma(0);
+  return ratio * ratio > 1e-13;
 }
 
 struct ThetaFit {
@@ -165,6 +185,8 @@ ThetaFit SolveTheta(const std::vector<KernelRow>& rows, bool has_rate, TileChoic
   ceres::Solve(SolverOptions(options), &problem, &summary);
   fit.report = summary.BriefReport();
   fit.ok = summary.IsSolutionUsable() && std::isfinite(summary.final_cost);
+  if (summary.termination_type == ceres::NO_CONVERGENCE)
+    fit.notes.push_back("solver stopped at its iteration limit (cost still changing slightly)");
   fit.cost = summary.final_cost;
   fit.theta.floor_us = floor_us;
   fit.theta.bandwidth_gbps = bandwidth;
@@ -188,7 +210,7 @@ ThetaFit SolveTheta(const std::vector<KernelRow>& rows, bool has_rate, TileChoic
   if (has_rate && !fix_rate) params.push_back(&rate);
   std::vector<std::pair<const double*, const double*>> pairs;
   for (double* q : params) pairs.emplace_back(q, q);
-  if (!covariance.Compute(pairs, &problem)) {
+  if (!CovarianceDefined(&problem, params) || !covariance.Compute(pairs, &problem)) {
     fit.notes.push_back(
         "standard errors unavailable: covariance rank deficient (a parameter is not determined "
         "by these rows)");
@@ -354,7 +376,8 @@ LinearFit FitLinearNonNegative(const std::vector<LinearRow>& rows, int num_param
   cov_options.algorithm_type = ceres::DENSE_SVD;
   ceres::Covariance covariance(cov_options);
   std::vector<std::pair<const double*, const double*>> pairs = {{fit.beta.data(), fit.beta.data()}};
-  if (!covariance.Compute(pairs, &problem)) return fit;
+  if (!CovarianceDefined(&problem, {fit.beta.data()}) || !covariance.Compute(pairs, &problem))
+    return fit;
   std::vector<double> cov(size_t(num_params) * num_params);
   covariance.GetCovarianceBlock(fit.beta.data(), fit.beta.data(), cov.data());
   fit.covariance_ok = true;
@@ -538,9 +561,9 @@ FrameworkFit FitCudaGraph(const std::vector<const DispatchMeasurement*>& rows,
     return f;
   }
   f.notes.push_back("node_gap_us from " + std::to_string(used) + " rows");
-  // The predictor prices a replay as call_us + sum(kernel times) + n_kernels * node_gap_us, so
-  // call_us is fitted as the intercept of call_us.median - gpu_kernel_us - n_ops * node_gap_us
-  // (slope: per-node CPU cost beyond that, which the predictor does not model; reported).
+  // The predictor prices a replay as call_us + n * replay_per_node_us + sum(kernel times) +
+  // n * node_gap_us, so call_us and replay_per_node_us are the intercept and slope of
+  // call_us.median - gpu_kernel_us - n_ops * node_gap_us against n_ops.
   bool all_kernels = true;
   for (const auto* d : rows) all_kernels = all_kernels && d->gpu_kernel_us >= 0;
   if (!all_kernels) {
@@ -558,8 +581,9 @@ FrameworkFit FitCudaGraph(const std::vector<const DispatchMeasurement*>& rows,
   f.solver_reports.push_back(of.report);
   if (of.ok) {
     f.params.call_us = Param::Of(of.beta[0], of.std_error[0]);
-    f.notes.push_back(Fmt("call_us: intercept of call - gpu_kernel - n_ops * node_gap; per-node "
-                          "cost left over: %.3f us (not modelled)", of.beta[1]));
+    f.params.replay_per_node_us = Param::Of(of.beta[1], of.std_error[1]);
+    f.notes.push_back("call_us and replay_per_node_us: intercept and slope of call - gpu_kernel "
+                      "- n_ops * node_gap against n_ops");
   }
   return f;
 }
@@ -597,8 +621,11 @@ Expected<Calibration> Calibrate(const Measurements& m, const FitOptions& options
   // ---- kernel classes ----
   std::vector<std::string> group_of_row;
   for (const KernelMeasurement& k : m.kernels) group_of_row.push_back(KernelGroupKey(k));
-  const std::vector<bool> held =
-      HoldoutMask(group_of_row, options.holdout_fraction, options.seed, /*min_train=*/5);
+  // One mask per repeat; repeat r uses seed + r, so repeat 0 is the split of `seed` alone.
+  std::vector<std::vector<bool>> held;
+  for (int r = 0; r < options.holdout_repeats; ++r)
+    held.push_back(HoldoutMask(group_of_row, options.holdout_fraction, options.seed + uint64_t(r),
+                               /*min_train=*/5));
   std::map<std::string, std::vector<size_t>> rows_of_group;
   for (size_t i = 0; i < m.kernels.size(); ++i) rows_of_group[group_of_row[i]].push_back(i);
 
@@ -607,12 +634,8 @@ Expected<Calibration> Calibrate(const Measurements& m, const FitOptions& options
     kf.cls = m.kernels[idx.front()].work.cls;
     kf.dtype = m.kernels[idx.front()].work.dtype;
     const bool has_rate = IsComputeClass(kf.cls);
-    std::vector<KernelRow> all, train, test;
-    for (size_t i : idx) {
-      KernelRow r = MakeKernelRow(m.kernels[i]);
-      all.push_back(r);
-      (held[i] ? test : train).push_back(r);
-    }
+    std::vector<KernelRow> all;
+    for (size_t i : idx) all.push_back(MakeKernelRow(m.kernels[i]));
     kf.params.points = int(all.size());
     kf.params.min_flops = kf.params.min_bytes = INFINITY;
     kf.params.max_flops = kf.params.max_bytes = 0;
@@ -640,22 +663,27 @@ Expected<Calibration> Calibrate(const Measurements& m, const FitOptions& options
       c.kernels.push_back(kf);
       continue;
     }
-    // Holdout: fit on the training rows, score the held-out ones.
-    if (!test.empty()) {
+    // Holdout: per repeat, fit on the training rows and score the held-out ones; the errors
+    // of all repeats are pooled.
+    std::vector<double> held_pred, held_meas;
+    for (const std::vector<bool>& mask : held) {
+      std::vector<KernelRow> train, test;
+      for (size_t j = 0; j < idx.size(); ++j) (mask[idx[j]] ? test : train).push_back(all[j]);
+      if (test.empty()) continue;
       ThetaFit tf = FitKernelClass(train, has_rate, num_sms, options, false);
-      if (tf.ok) {
-        std::vector<double> pred, meas;
-        for (const KernelRow& r : test) {
-          pred.push_back(RowModelUs(r, tf.theta, tf.tiles, num_sms));
-          meas.push_back(r.measured_us);
-        }
-        kf.holdout_error = ComputeErrorStats(pred, meas);
-      } else {
+      if (!tf.ok) {
         kf.notes.push_back("holdout fit failed: " + tf.report);
+        continue;
       }
-    } else if (options.holdout_fraction > 0) {
-      kf.notes.push_back("too few rows for a holdout");
+      for (const KernelRow& r : test) {
+        held_pred.push_back(RowModelUs(r, tf.theta, tf.tiles, num_sms));
+        held_meas.push_back(r.measured_us);
+      }
     }
+    if (!held_pred.empty())
+      kf.holdout_error = ComputeErrorStats(held_pred, held_meas);
+    else if (options.holdout_fraction > 0)
+      kf.notes.push_back("too few rows for a holdout");
     // Final fit on all rows.
     ThetaFit tf = FitKernelClass(all, has_rate, num_sms, options, true);
     kf.solver_report = tf.report;

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include "calibrate/measurements.h"
@@ -20,7 +21,7 @@ namespace {
 
 using json = nlohmann::json;
 
-enum class OutputFormat { kText, kJson };
+enum class OutputFormat { kText, kJson, kMarkdown };
 
 struct CalibrateOptions {
   std::vector<std::string> measurement_files;
@@ -102,13 +103,13 @@ std::string Pad(const std::string& s, size_t width) {
 
 void PrintTable(const Calibration& c, std::ostream& out) {
   out << "GPU kernel classes (" << c.profile.gpu.num_sms << " SMs)\n";
-  out << Pad("class", 12) << Pad("dtype", 6) << Pad("points", 7) << Pad("tile", 8)
+  out << Pad("class", 17) << Pad("dtype", 6) << Pad("points", 7) << Pad("tile", 8)
       << Pad("floor_us", 16) << Pad("rate_TFLOP/s", 18) << Pad("bandwidth_GB/s", 18)
       << Pad("R²(log)", 8) << Pad("err%", 6) << "holdout err% med/p90\n";
   for (const KernelFit& k : c.kernels) {
     const KernelParams& p = k.params;
     const bool fitted = p.floor_us.known();
-    out << Pad(KernelClassName(k.cls), 12) << Pad(DTypeName(k.dtype), 6)
+    out << Pad(KernelClassName(k.cls), 17) << Pad(DTypeName(k.dtype), 6)
         << Pad(std::to_string(p.points), 7)
         << Pad(fitted && IsComputeClass(k.cls)
                    ? std::to_string(p.tile_m) + "x" + std::to_string(p.tile_n) : "-", 8)
@@ -140,6 +141,47 @@ void PrintTable(const Calibration& c, std::ostream& out) {
   }
   out << "\nGPU kernel gap: " << ParamText(c.profile.gpu.kernel_gap_us, 2) << " us\n";
   for (const std::string& n : c.notes) out << "note: " << n << "\n";
+}
+
+// The same summary as a Markdown table (docs/calibration.md is made with it); classes that
+// failed a gate are in bold.
+void PrintMarkdown(const Calibration& c, std::ostream& out) {
+  std::set<std::string> failed;
+  for (const std::string& f : c.quality_failures) failed.insert(f.substr(0, f.find(':')));
+  out << "| class/dtype | pts | tile | floor µs | rate TFLOP/s | bandwidth GB/s | R² (log) | "
+         "err % | holdout med / p90 % |\n";
+  out << "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+  for (const KernelFit& k : c.kernels) {
+    const KernelParams& p = k.params;
+    const std::string key = KernelKey(k.cls, k.dtype);
+    const bool compute = IsComputeClass(k.cls) && p.rate_tflops.known();
+    std::string bandwidth = ParamText(p.bandwidth_gbps, 0);
+    for (const std::string& n : k.notes)
+      if (n.rfind("bandwidth_gbps not determined", 0) == 0) bandwidth = "≥ " + bandwidth;
+    out << "| " << (failed.count(key) ? "**" + key + "**" : key) << " | " << p.points << " | "
+        << (compute ? std::to_string(p.tile_m) + "x" + std::to_string(p.tile_n) : "") << " | "
+        << ParamText(p.floor_us, 2) << " | " << (compute ? ParamText(p.rate_tflops, 1) : "")
+        << " | " << bandwidth << " | " << Num(p.r2, 3) << " | "
+        << Num(k.fit_error.median_abs_pct, 1) << " | ";
+    if (k.holdout_error.points > 0)
+      out << Num(k.holdout_error.median_abs_pct, 1) << " / " << Num(k.holdout_error.p90_abs_pct, 1);
+    else
+      out << "—";
+    out << " |\n";
+  }
+  if (c.frameworks.empty()) return;
+  out << "\n| framework | pts | call µs | view | kernel | library | module | node gap | "
+         "replay per node | R² |\n";
+  out << "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+  for (const FrameworkFit& f : c.frameworks) {
+    const FrameworkParams& p = f.params;
+    const std::string name = FrameworkName(f.framework);
+    out << "| " << (failed.count(name) ? "**" + name + "**" : name) << " | " << p.points << " | "
+        << ParamText(p.call_us, 2);
+    for (int i = 0; i < kNumDispatchClasses; ++i) out << " | " << ParamText(p.dispatch_us[i], 2);
+    out << " | " << ParamText(p.module_us, 2) << " | " << ParamText(p.node_gap_us, 2) << " | "
+        << ParamText(p.replay_per_node_us, 2) << " | " << Num(p.r2, 3) << " |\n";
+  }
 }
 
 int RunCalibrate(const CalibrateOptions& o) {
@@ -197,6 +239,8 @@ int RunCalibrate(const CalibrateOptions& o) {
     summary["written"] = !refuse;
     summary["provenance"] = profile.provenance;
     std::cout << summary.dump(2) << "\n";
+  } else if (o.format == OutputFormat::kMarkdown) {
+    PrintMarkdown(c.value(), std::cout);
   } else {
     PrintTable(c.value(), std::cout);
   }
@@ -237,6 +281,9 @@ void SetupCalibrateCommand(CLI::App& app) {
   cmd->add_option("--holdout", o->fit.holdout_fraction,
                   "share of kernel rows per class held out to measure prediction error")
       ->capture_default_str();
+  cmd->add_option("--holdout-repeats", o->fit.holdout_repeats,
+                  "independent random holdout splits whose held-out errors are pooled")
+      ->capture_default_str();
   cmd->add_option("--min-r2", o->fit.min_r2, "refuse a kernel class whose R² of log(time) is lower")
       ->capture_default_str();
   cmd->add_option("--max-holdout-err", o->fit.max_holdout_median_err_pct,
@@ -256,7 +303,8 @@ void SetupCalibrateCommand(CLI::App& app) {
   cmd->add_flag("--force", o->force, "write the profile even if a class fails a quality gate");
   cmd->add_flag("-v,--verbose", o->verbose, "log Ceres' BriefReport of every fit to stderr");
   std::map<std::string, OutputFormat> formats = {{"text", OutputFormat::kText},
-                                                 {"json", OutputFormat::kJson}};
+                                                 {"json", OutputFormat::kJson},
+                                                 {"markdown", OutputFormat::kMarkdown}};
   cmd->add_option("--format", o->format, "summary format on stdout")
       ->transform(CLI::CheckedTransformer(formats, CLI::ignore_case))
       ->default_str("text");

@@ -113,6 +113,13 @@ TEST(CalibrateCliCeresTest, RefusesAPoorFitUnlessForced) {
   EXPECT_EQ(p->fit["forced"], true);
   EXPECT_FALSE(p->fit["quality_failures"].empty());
 
+  // Markdown summary marks the failing class.
+  r = Ftax("calibrate " + bad + " -o " + profile + " --force --format markdown");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("| **gemm/fp16** |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| elementwise/fp16 |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| cuda-graph |"), std::string::npos) << r.out;
+
   // The thresholds are options.
   r = Ftax("calibrate " + bad + " -o " + profile + " --min-r2 -1000 --max-holdout-err 1e6");
   EXPECT_EQ(r.rc, 0) << r.err;

@@ -4,6 +4,7 @@
 #include "calibrate/profile_fit.h"
 
 #include <cmath>
+#include <cstdio>
 
 #include <gtest/gtest.h>
 
@@ -17,6 +18,13 @@ using json = nlohmann::json;
 using testing::H200LikeSpec;
 using testing::MakeSyntheticMeasurements;
 using testing::SyntheticSpec;
+
+// Defaults, but one holdout split: these tests are about the fits, not the holdout.
+FitOptions TestOptions() {
+  FitOptions o;
+  o.holdout_repeats = 1;
+  return o;
+}
 
 Measurements FromSpec(const SyntheticSpec& spec) {
   Expected<Measurements> m = MeasurementsFromJson(MakeSyntheticMeasurements(spec));
@@ -70,7 +78,7 @@ void ExpectPlausibleStdError(const Param& p, double truth, const char* what) {
 
 TEST(ProfileFitTest, RecoversKernelParametersFromNoisyData) {
   SyntheticSpec spec = H200LikeSpec();  // 3% log-normal noise
-  Expected<Calibration> c = Calibrate(FromSpec(spec), FitOptions{});
+  Expected<Calibration> c = Calibrate(FromSpec(spec), TestOptions());
   ASSERT_TRUE(c.ok()) << c.status().message();
   for (const auto& truth : spec.classes) {
     const KernelFit* k = FindKernel(c.value(), truth.cls, truth.dtype);
@@ -106,7 +114,7 @@ TEST(ProfileFitTest, RecoversKernelParametersFromNoisyData) {
 TEST(ProfileFitTest, NoiseFreeDataIsRecoveredExactly) {
   SyntheticSpec spec = H200LikeSpec();
   spec.noise_sigma = 0;
-  Expected<Calibration> c = Calibrate(FromSpec(spec), FitOptions{});
+  Expected<Calibration> c = Calibrate(FromSpec(spec), TestOptions());
   ASSERT_TRUE(c.ok()) << c.status().message();
   for (const auto& truth : spec.classes) {
     const KernelFit* k = FindKernel(c.value(), truth.cls, truth.dtype);
@@ -128,7 +136,7 @@ TEST(ProfileFitTest, NoiseFreeDataIsRecoveredExactly) {
 TEST(ProfileFitTest, FittedProfilePredictsThroughTheSameModel) {
   SyntheticSpec spec = H200LikeSpec();
   spec.noise_sigma = 0;
-  Expected<Calibration> c = Calibrate(FromSpec(spec), FitOptions{});
+  Expected<Calibration> c = Calibrate(FromSpec(spec), TestOptions());
   ASSERT_TRUE(c.ok());
   // A kernel the fit never saw: the profile's prediction matches the generating truth.
   KernelWork w;
@@ -152,7 +160,8 @@ TEST(ProfileFitTest, HoldoutErrorIsReportedPerClass) {
   ASSERT_TRUE(c.ok());
   for (const KernelFit& k : c->kernels) {
     SCOPED_TRACE(KernelKey(k.cls, k.dtype));
-    EXPECT_EQ(k.holdout_error.points, int(std::lround(0.2 * k.params.points)));
+    EXPECT_EQ(k.holdout_error.points,
+              options.holdout_repeats * int(std::lround(0.2 * k.params.points)));
     EXPECT_TRUE(std::isfinite(k.holdout_error.median_abs_pct));
     EXPECT_GT(k.holdout_error.median_abs_pct, 0.0);
     EXPECT_LT(k.holdout_error.median_abs_pct, 6.0);
@@ -167,6 +176,12 @@ TEST(ProfileFitTest, HoldoutErrorIsReportedPerClass) {
             again->kernels[0].holdout_error.median_abs_pct);
   EXPECT_NE(c->kernels[0].holdout_error.median_abs_pct,
             other->kernels[0].holdout_error.median_abs_pct);
+  // One split only: a fifth of the rows, and a different (noisier) estimate.
+  options.seed = 1;
+  options.holdout_repeats = 1;
+  Expected<Calibration> single = Calibrate(FromSpec(spec), options);
+  ASSERT_TRUE(single.ok());
+  EXPECT_EQ(single->kernels[0].holdout_error.points, int(std::lround(0.2 * 25)));
   // No holdout when disabled.
   options.holdout_fraction = 0;
   Expected<Calibration> none = Calibrate(FromSpec(spec), options);
@@ -176,7 +191,7 @@ TEST(ProfileFitTest, HoldoutErrorIsReportedPerClass) {
 
 TEST(ProfileFitTest, FrameworkLinearFitRecoversInterceptAndSlopes) {
   SyntheticSpec spec = H200LikeSpec();
-  Expected<Calibration> c = Calibrate(FromSpec(spec), FitOptions{});
+  Expected<Calibration> c = Calibrate(FromSpec(spec), TestOptions());
   ASSERT_TRUE(c.ok());
   for (const auto& truth : spec.frameworks) {
     if (truth.framework == Framework::kCudaGraph) continue;
@@ -200,7 +215,7 @@ TEST(ProfileFitTest, FrameworkLinearFitRecoversInterceptAndSlopes) {
 
 TEST(ProfileFitTest, CudaGraphReplayCostAndNodeGap) {
   SyntheticSpec spec = H200LikeSpec();
-  Expected<Calibration> c = Calibrate(FromSpec(spec), FitOptions{});
+  Expected<Calibration> c = Calibrate(FromSpec(spec), TestOptions());
   ASSERT_TRUE(c.ok());
   const FrameworkFit* g = FindFramework(c.value(), Framework::kCudaGraph);
   ASSERT_NE(g, nullptr);
@@ -209,11 +224,24 @@ TEST(ProfileFitTest, CudaGraphReplayCostAndNodeGap) {
   EXPECT_TRUE(std::isfinite(g->params.node_gap_us.std_error));
   for (const Param& d : g->params.dispatch_us) EXPECT_FALSE(d.known());
   EXPECT_NEAR(g->per_node_total_us, 1.5 + 0.9, 0.1);
+  // The synthetic replay has no per-node host cost beyond kernels and gaps...
+  ASSERT_TRUE(g->params.replay_per_node_us.known());
+  EXPECT_LT(g->params.replay_per_node_us.value, 0.1);
+  // ... and when it has one, the fit finds it and the profile carries it.
+  for (auto& f : spec.frameworks)
+    if (f.framework == Framework::kCudaGraph) f.replay_per_node_us = 0.7;
+  Expected<Calibration> with = Calibrate(FromSpec(spec), TestOptions());
+  ASSERT_TRUE(with.ok());
+  const FrameworkParams* p = with->profile.FindFramework(Framework::kCudaGraph);
+  ASSERT_NE(p, nullptr);
+  ExpectRecovered(p->replay_per_node_us, 0.7, 0.08, "replay_per_node_us");
+  EXPECT_TRUE(std::isfinite(p->replay_per_node_us.std_error));
+  ExpectRecovered(p->call_us, 9.0, 0.05, "replay call_us with per-node cost");
 }
 
 TEST(ProfileFitTest, KernelGapNullWhenEagerRowsAreCpuBound) {
   SyntheticSpec spec = H200LikeSpec();  // tiny ops: 1.5 µs kernels behind 4.5 µs dispatches
-  Expected<Calibration> c = Calibrate(FromSpec(spec), FitOptions{});
+  Expected<Calibration> c = Calibrate(FromSpec(spec), TestOptions());
   ASSERT_TRUE(c.ok());
   EXPECT_FALSE(c->profile.gpu.kernel_gap_us.known());
   bool explained = false;
@@ -224,7 +252,7 @@ TEST(ProfileFitTest, KernelGapNullWhenEagerRowsAreCpuBound) {
 TEST(ProfileFitTest, KernelGapFromGpuBoundEagerRows) {
   SyntheticSpec spec = H200LikeSpec();
   spec.kernel_gap_us = 1.2;
-  Expected<Calibration> c = Calibrate(FromSpec(spec), FitOptions{});
+  Expected<Calibration> c = Calibrate(FromSpec(spec), TestOptions());
   ASSERT_TRUE(c.ok());
   ExpectRecovered(c->profile.gpu.kernel_gap_us, 1.2, 0.15, "kernel_gap_us");
   // The GPU-bound rows must not bend the CPU dispatch fit.
@@ -246,7 +274,7 @@ TEST(ProfileFitTest, InconsistentClassFailsTheQualityGateByName) {
   for (size_t i = 0; i < rows.size(); ++i) (*rows[i])["kernel_us"] = times[(i * 7 + 3) % rows.size()];
   Expected<Measurements> m = MeasurementsFromJson(j);
   ASSERT_TRUE(m.ok());
-  Expected<Calibration> c = Calibrate(m.value(), FitOptions{});
+  Expected<Calibration> c = Calibrate(m.value(), TestOptions());
   ASSERT_TRUE(c.ok());
   ASSERT_FALSE(c->quality_failures.empty());
   for (const std::string& f : c->quality_failures)
@@ -268,7 +296,7 @@ TEST(ProfileFitTest, TooFewRowsIsAQualityFailureNotACrash) {
   for (const json& r : j["kernels"])
     if (r["class"] != "reduction" || copies++ < 2) kept.push_back(r);
   j["kernels"] = kept;
-  Expected<Calibration> c = Calibrate(MeasurementsFromJson(j).value(), FitOptions{});
+  Expected<Calibration> c = Calibrate(MeasurementsFromJson(j).value(), TestOptions());
   ASSERT_TRUE(c.ok());
   ASSERT_EQ(c->quality_failures.size(), 1u);
   EXPECT_NE(c->quality_failures[0].find("reduction/fp16: not fitted"), std::string::npos)
@@ -280,7 +308,7 @@ TEST(ProfileFitTest, MissingSmCountIsAnError) {
   json j = MakeSyntheticMeasurements(H200LikeSpec());
   j["host"].erase("sm_count");
   Measurements m = MeasurementsFromJson(j).value();
-  Expected<Calibration> c = Calibrate(m, FitOptions{});
+  Expected<Calibration> c = Calibrate(m, TestOptions());
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find("sm_count"), std::string::npos);
   FitOptions with_sms;
@@ -289,7 +317,7 @@ TEST(ProfileFitTest, MissingSmCountIsAnError) {
 }
 
 TEST(ProfileFitTest, WrittenProfileValidatesAndCarriesFitQuality) {
-  Expected<Calibration> c = Calibrate(FromSpec(H200LikeSpec()), FitOptions{});
+  Expected<Calibration> c = Calibrate(FromSpec(H200LikeSpec()), TestOptions());
   ASSERT_TRUE(c.ok());
   json pj = HostProfileToJson(c->profile);
   Expected<HostProfile> back = HostProfileFromJson(pj);
@@ -303,6 +331,115 @@ TEST(ProfileFitTest, WrittenProfileValidatesAndCarriesFitQuality) {
   ASSERT_NE(gemm, nullptr);
   EXPECT_GT(gemm->max_flops, gemm->min_flops);
   EXPECT_EQ(gemm->points, 77);
+}
+
+}  // namespace
+}  // namespace ftax
+
+namespace ftax {
+namespace {
+
+TEST(ProfileFitTest, InseparableModuleCostHasNoStandardError) {
+  // Every Python eager chain runs one module per op: module_us and dispatch_us cannot be told
+  // apart, so their standard errors must be null (not invented) and the fit must say why.
+  json j = testing::MakeSyntheticMeasurements(testing::H200LikeSpec());
+  json kept = json::array();
+  for (json r : j["dispatch"]) {
+    if (r["framework"] == "pytorch-eager") {
+      if (r["modules"] == 0) continue;
+      r["modules"] = r["n_ops"];
+    }
+    kept.push_back(r);
+  }
+  j["dispatch"] = kept;
+  Expected<Calibration> c = Calibrate(MeasurementsFromJson(j).value(), TestOptions());
+  ASSERT_TRUE(c.ok());
+  const FrameworkFit* f = FindFramework(c.value(), Framework::kPytorchEager);
+  ASSERT_NE(f, nullptr);
+  EXPECT_FALSE(std::isfinite(f->params.module_us.std_error));
+  EXPECT_FALSE(std::isfinite(f->params.dispatch_us[int(DispatchClass::kKernel)].std_error));
+  bool explained = false;
+  for (const std::string& n : f->notes) explained = explained || n.find("not separable") != std::string::npos;
+  EXPECT_TRUE(explained);
+  // The sum per op is still determined: call time per op of a kernel chain (the rows were
+  // generated with n/2 modules of 6 us and relabeled as n modules).
+  EXPECT_NEAR(f->params.module_us.value + f->params.dispatch_us[int(DispatchClass::kKernel)].value,
+              9.0 + 6.0 / 2, 0.5);  // generated with n/2 modules, relabeled as n
+}
+
+}  // namespace
+}  // namespace ftax
+
+namespace ftax {
+namespace {
+
+// Rows of `kernels_per_call` kernels: a batched GEMM call of 4 kernels, each one batch entry.
+TEST(ProfileFitTest, RowsOfSeveralKernelsAreSplitIntoIdenticalKernels) {
+  const KernelTheta truth{3.0, 400.0, 3000.0};
+  json j = {{"schema_version", 1}, {"kind", "ftax-measurements"},
+            {"host", {{"gpu", "SYNTHETIC"}, {"sm_count", 100}, {"synthetic", true}}}};
+  json rows = json::array();
+  for (int64_t m : {16, 64, 256, 1024, 2048})
+    for (int64_t nk : {512, 1024, 4096})
+      for (int kpc : {1, 4}) {
+        KernelWork per;  // one kernel's work
+        per.cls = KernelClass::kGemm;
+        per.dtype = DType::kBFloat16;
+        per.m = m;
+        per.n = per.k = nk;
+        per.batch = 2;
+        per.flops = 2.0 * m * nk * nk * 2;
+        per.bytes = 2.0 * 2 * (m * nk + nk * nk + m * nk);
+        const double t = kpc * KernelTimeUs(per, truth, 128, 128, 100);
+        rows.push_back({{"class", "gemm"}, {"dtype", "bf16"}, {"m", m}, {"n", nk}, {"k", nk},
+                        {"batch", per.batch * kpc}, {"flops", per.flops * kpc},
+                        {"bytes", per.bytes * kpc}, {"kernels_per_call", kpc},
+                        {"kernel_us", {{"median", t}}}});
+      }
+  j["kernels"] = rows;
+  Expected<Calibration> c = Calibrate(MeasurementsFromJson(j).value(), TestOptions());
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  const KernelParams* p = c->profile.gpu.Find(KernelClass::kGemm, DType::kBFloat16);
+  ASSERT_NE(p, nullptr);
+  EXPECT_NEAR(p->floor_us.value, 3.0, 3e-3);
+  EXPECT_NEAR(p->rate_tflops.value, 400.0, 0.4);
+  EXPECT_EQ(p->tile_m, 128);
+  EXPECT_EQ(p->tile_n, 128);
+  // Ranges are per kernel: the 4-kernel rows add nothing beyond the 1-kernel ones.
+  EXPECT_DOUBLE_EQ(p->max_flops, 2.0 * 2048 * 4096 * 4096 * 2);
+}
+
+TEST(ProfileFitTest, RobustLossResistsOutlierRows) {
+  SyntheticSpec spec = H200LikeSpec();
+  spec.noise_sigma = 0.01;
+  json j = MakeSyntheticMeasurements(spec);
+  // Three elementwise rows disturbed 3x (another process on the GPU, say).
+  int disturbed = 0;
+  for (json& r : j["kernels"])
+    if (r["class"] == "elementwise" && r["label"].get<std::string>().find("B") != std::string::npos &&
+        disturbed < 3 && r["kernel_us"]["median"].get<double>() > 20) {
+      r["kernel_us"] = testing::Spread(3 * r["kernel_us"]["median"].get<double>());
+      ++disturbed;
+    }
+  ASSERT_EQ(disturbed, 3);
+  Measurements m = MeasurementsFromJson(j).value();
+  auto bandwidth_error = [&](FitLoss loss) {
+    FitOptions o;
+    o.loss = loss;
+    Expected<Calibration> c = Calibrate(m, o);
+    EXPECT_TRUE(c.ok());
+    const KernelParams* p = c->profile.gpu.Find(KernelClass::kElementwise, DType::kFloat16);
+    return std::abs(p->bandwidth_gbps.value / 3600.0 - 1);
+  };
+  const double huber = bandwidth_error(FitLoss::kHuber);
+  const double cauchy = bandwidth_error(FitLoss::kCauchy);
+  const double plain = bandwidth_error(FitLoss::kNone);
+  std::printf("elementwise/fp16 bandwidth error with 3 outlier rows: huber %.2f%%, cauchy %.2f%%, "
+              "none %.2f%%\n", 100 * huber, 100 * cauchy, 100 * plain);
+  EXPECT_LT(cauchy, 0.03);
+  EXPECT_LT(huber, plain);
+  EXPECT_LT(cauchy, plain);
+  EXPECT_GT(plain, 0.05);  // the outliers do bias a plain least-squares fit
 }
 
 }  // namespace

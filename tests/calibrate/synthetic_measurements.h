@@ -33,6 +33,7 @@ struct SyntheticFramework {
   double module_us = 0;     // pytorch-eager rows get modules as well
   double kernel_us = 1.5;   // per-op GPU kernel time of the tiny ops
   double node_gap_us = 0;   // cuda-graph: GPU gap between nodes
+  double replay_per_node_us = 0;  // cuda-graph: host launch cost per node
 };
 
 struct SyntheticSpec {
@@ -186,7 +187,7 @@ inline nlohmann::json MakeSyntheticMeasurements(const SyntheticSpec& spec) {
           if (f.framework == Framework::kCudaGraph) {
             // As the predictor prices a replay: call + kernels + one gap per node.
             span = n * k_op + (n - 1) * f.node_gap_us;
-            call = f.call_us + n * k_op + n * f.node_gap_us;
+            call = f.call_us + n * f.replay_per_node_us + n * k_op + n * f.node_gap_us;
           } else {
             const double d = f.dispatch_us[c];
             call = f.call_us + n * d + modules * f.module_us;
