@@ -9,6 +9,7 @@
 
 #include "calibrate/model_runner.h"
 #include "calibrate/framework_refit.h"
+#include "calibrate/kineto_trace.h"
 #include "calibrate/result_writer.h"
 #include "calibrate/validation_report.h"
 #include "cli/commands.h"
@@ -38,6 +39,9 @@ struct ValidateOptions {
   std::string refine = "none";
   std::string refined_profile;
   std::string plot;
+  std::vector<std::string> traces;
+  std::string model_name;
+  int64_t seq = 0;
 };
 
 // Measured latency (median with p10..p90 bars) and predicted latency (line with its interval)
@@ -186,6 +190,28 @@ int RunValidate(const ValidateOptions& o) {
     if (!s.ok()) return ReportError("validate", s);
     measured = w.doc();
   }
+  for (const std::string& path : o.traces) {
+    if (o.arch.empty())
+      return ReportError("validate", InvalidInput("--trace needs --arch SPEC describing the traced model"));
+    auto fws = ParseFrameworkList(o.frameworks);
+    if (!fws.ok() || fws.value().size() != 1)
+      return ReportError("validate", InvalidInput("--trace needs exactly one --framework (e.g. pytorch-eager)"));
+    auto batches = ParseBatchList(o.batch);
+    if (!batches.ok() || batches.value().size() != 1)
+      return ReportError("validate", InvalidInput("--trace needs exactly one --batch (the traced batch size)"));
+    if (o.precision.empty())
+      return ReportError("validate", InvalidInput("--trace needs --precision (fp16, fp32, bf16)"));
+    Expected<json> row = ReadKinetoTrace(path);
+    if (!row.ok()) return ReportError("validate", row.status());
+    json r = row.value();
+    r["model"] = o.model_name.empty() ? path : o.model_name;
+    r["arch"] = o.arch;
+    r["framework"] = FrameworkName(fws.value()[0]);
+    r["precision"] = o.precision;
+    r["batch"] = batches.value()[0];
+    r["seq"] = o.seq > 0 ? json(o.seq) : json(nullptr);
+    measured["rows"].push_back(r);
+  }
   for (const std::string& path : o.measured) {
     std::ifstream in(path);
     if (!in) return ReportError("validate", NotFound("cannot open measurements '" + path + "'"));
@@ -280,6 +306,11 @@ void SetupValidateCommand(CLI::App& app) {
   cmd->add_option("--refined-profile", o->refined_profile,
                   "write the profile with Python-eager/TorchScript dispatch costs refined on all "
                   "measured rows (provenance records the scale factors)");
+  cmd->add_option("--trace", o->traces,
+                  "PyTorch profiler chrome trace of a real run (with ProfilerStep spans); needs --arch, "
+                  "one --framework, --precision and one --batch");
+  cmd->add_option("--name", o->model_name, "model name for --trace rows");
+  cmd->add_option("--seq", o->seq, "sequence length of the traced run (text models)");
   cmd->add_option("--plot", o->plot, "write measured vs predicted latency plots (.svg or .png, gnuplot)");
   cmd->callback([o] { ExitCode() = RunValidate(*o); });
 }

@@ -1,0 +1,87 @@
+#include "calibrate/kineto_trace.h"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <vector>
+
+namespace ftax {
+namespace {
+
+using json = nlohmann::json;
+
+double Pct(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  double pos = q * double(v.size() - 1);
+  size_t lo = size_t(pos), hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - double(lo));
+}
+
+}  // namespace
+
+Expected<json> ReadKinetoTrace(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return NotFound("cannot open trace '" + path + "'");
+  json t;
+  try {
+    in >> t;
+  } catch (const std::exception& e) {
+    return InvalidInput("trace '" + path + "' is not valid JSON: " + e.what());
+  }
+  const json* events = nullptr;
+  if (t.is_object() && t.contains("traceEvents") && t["traceEvents"].is_array()) events = &t["traceEvents"];
+  else if (t.is_array()) events = &t;
+  if (!events) return InvalidInput("trace '" + path + "': no 'traceEvents' array (not a chrome trace)");
+  std::vector<double> steps_us;
+  double step_lo = 1e300, step_hi = -1e300;
+  struct K {
+    std::string name;
+    double ts, dur;
+  };
+  std::vector<K> kernels;
+  for (const json& e : *events) {
+    if (!e.is_object() || e.value("ph", "") != "X") continue;
+    if (!e.contains("ts") || !e.contains("dur") || !e["ts"].is_number() || !e["dur"].is_number()) continue;
+    const std::string name = e.value("name", "");
+    const std::string cat = e.value("cat", "");
+    const double ts = e["ts"].get<double>(), dur = e["dur"].get<double>();
+    if (name.rfind("ProfilerStep#", 0) == 0) {
+      steps_us.push_back(dur);
+      step_lo = std::min(step_lo, ts);
+      step_hi = std::max(step_hi, ts + dur);
+    } else if (cat == "kernel" || cat == "Kernel") {
+      kernels.push_back({name, ts, dur});
+    }
+  }
+  if (steps_us.empty())
+    return InvalidInput("trace '" + path + "': no 'ProfilerStep#N' spans; record it with a "
+                        "profiler schedule and call prof.step() after every iteration");
+  const double iters = double(steps_us.size());
+  // Kernels of the profiled steps: those starting inside the steps' span (GPU work may end
+  // after the CPU step that launched it, so only the start is checked).
+  double kernel_us = 0;
+  int count = 0;
+  std::map<std::string, std::pair<double, double>> by_name;
+  for (const K& k : kernels) {
+    if (k.ts < step_lo || k.ts > step_hi) continue;
+    kernel_us += k.dur;
+    ++count;
+    auto& e = by_name[k.name.substr(0, 160)];
+    e.first += 1.0 / iters;
+    e.second += k.dur / iters;
+  }
+  json row;
+  std::vector<double> ms;
+  for (double s : steps_us) ms.push_back(s / 1e3);
+  row["latency_ms"] = {{"median", Pct(ms, 0.5)}, {"p10", Pct(ms, 0.1)}, {"p90", Pct(ms, 0.9)},
+                       {"n", ms.size()}};
+  row["kernels_per_iter"] = count / iters;
+  row["kernel_ms"] = kernel_us / iters / 1e3;
+  json k = json::object();
+  for (const auto& [n, v] : by_name) k[n] = {v.first, v.second};
+  row["kernels"] = k;
+  row["source"] = path;
+  return row;
+}
+
+}  // namespace ftax
