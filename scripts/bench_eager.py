@@ -11,19 +11,12 @@ import json
 import platform
 import statistics
 import sys
+import os
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from spread import spread  # noqa: E402
 
-def pct(v, q):
-    v = sorted(v)
-    pos = q * (len(v) - 1)
-    lo = int(pos)
-    hi = min(lo + 1, len(v) - 1)
-    return v[lo] + (v[hi] - v[lo]) * (pos - lo)
-
-
-def spread(v):
-    return {"median": pct(v, 0.5), "p10": pct(v, 0.1), "p90": pct(v, 0.9), "n": len(v)}
 
 
 def main():

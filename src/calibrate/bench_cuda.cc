@@ -20,6 +20,7 @@
 #include "calibrate/bench.h"
 #include "calibrate/host_identity.h"
 #include "calibrate/kernel_tracer.h"
+#include "common/percentile.h"
 #include "calibrate/result_writer.h"
 #include "graph/graph.h"
 
@@ -28,18 +29,6 @@ namespace {
 
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
-
-double Pct(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  double pos = q * double(v.size() - 1);
-  size_t lo = size_t(pos), hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - double(lo));
-}
-
-json SpreadJson(const std::vector<double>& v) {
-  return {{"median", Pct(v, 0.5)}, {"p10", Pct(v, 0.1)}, {"p90", Pct(v, 0.9)}, {"n", v.size()}};
-}
 
 at::ScalarType ToScalar(const std::string& d) {
   if (d == "fp16") return at::kHalf;
@@ -412,7 +401,7 @@ class Bench {
       kern.push_back(s.kernel_us_per_call);
       span.push_back(s.span_us_per_call);
     }
-    return {Pct(kern, 0.5), Pct(span, 0.5)};
+    return {Percentile(kern, 0.5), Percentile(span, 0.5)};
   }
 
   void DispatchChains(Framework f) {

@@ -1,4 +1,5 @@
 #include "calibrate/framework_refit.h"
+#include "common/percentile.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,16 +9,6 @@
 #include "predictor/predict.h"
 
 namespace ftax {
-namespace {
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-}  // namespace
-
 Expected<HostProfile> RefineFrameworkCosts(const HostProfile& profile, const nlohmann::json& measured,
                                            const RefitOptions& opt, RefitReport* report) {
   if (!measured.is_object() || !measured.contains("rows") || !measured["rows"].is_array())

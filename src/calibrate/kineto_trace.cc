@@ -1,5 +1,7 @@
 #include "calibrate/kineto_trace.h"
 
+#include "common/percentile.h"
+
 #include <algorithm>
 #include <fstream>
 #include <map>
@@ -9,13 +11,6 @@ namespace ftax {
 namespace {
 
 using json = nlohmann::json;
-
-double Pct(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  double pos = q * double(v.size() - 1);
-  size_t lo = size_t(pos), hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - double(lo));
-}
 
 }  // namespace
 
@@ -73,7 +68,7 @@ Expected<json> ReadKinetoTrace(const std::string& path) {
   json row;
   std::vector<double> ms;
   for (double s : steps_us) ms.push_back(s / 1e3);
-  row["latency_ms"] = {{"median", Pct(ms, 0.5)}, {"p10", Pct(ms, 0.1)}, {"p90", Pct(ms, 0.9)},
+  row["latency_ms"] = {{"median", Percentile(ms, 0.5)}, {"p10", Percentile(ms, 0.1)}, {"p90", Percentile(ms, 0.9)},
                        {"n", ms.size()}};
   row["kernels_per_iter"] = count / iters;
   row["kernel_ms"] = kernel_us / iters / 1e3;

@@ -11,6 +11,7 @@
 #include <map>
 
 #include "calibrate/kernel_tracer.h"
+#include "common/percentile.h"
 #include "calibrate/model_runner.h"
 
 namespace ftax {
@@ -18,18 +19,6 @@ namespace {
 
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
-
-double Pct(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  double pos = q * double(v.size() - 1);
-  size_t lo = size_t(pos), hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - double(lo));
-}
-
-json SpreadJson(const std::vector<double>& v) {
-  return {{"median", Pct(v, 0.5)}, {"p10", Pct(v, 0.1)}, {"p90", Pct(v, 0.9)}, {"n", v.size()}};
-}
 
 at::ScalarType ScalarOf(const std::string& d) {
   if (d == "int64" || d == "long") return at::kLong;

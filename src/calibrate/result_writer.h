@@ -6,12 +6,20 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "common/percentile.h"
 #include "common/status.h"
 
 namespace ftax {
+
+// {"median", "p10", "p90", "n"} of samples, the spread every measured row records.
+inline nlohmann::json SpreadJson(const std::vector<double>& v) {
+  return {{"median", Percentile(v, 0.5)}, {"p10", Percentile(v, 0.1)}, {"p90", Percentile(v, 0.9)},
+          {"n", v.size()}};
+}
 
 class ResultWriter {
  public:

@@ -5,19 +5,13 @@
 #include <map>
 
 #include "calibrate/kernel_classify.h"
+#include "common/percentile.h"
 #include "graph/arch_spec.h"
 
 namespace ftax {
 namespace {
 
 using json = nlohmann::json;
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 }  // namespace
 

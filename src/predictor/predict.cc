@@ -5,6 +5,7 @@
 #include <random>
 #include <set>
 
+#include "common/percentile.h"
 #include "predictor/lowering.h"
 #include "predictor/pipeline.h"
 
@@ -15,15 +16,6 @@ void AddNotes(const std::vector<std::string>& from, std::vector<std::string>* to
   if (!to) return;
   for (const auto& n : from)
     if (std::find(to->begin(), to->end(), n) == to->end()) to->push_back(n);
-}
-
-double Percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  double pos = q * double(v.size() - 1);
-  size_t lo = size_t(pos);
-  size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - double(lo));
 }
 
 }  // namespace
