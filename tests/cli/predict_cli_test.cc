@@ -1,0 +1,107 @@
+// End-to-end tests of `ftax predict`, `compare` and `validate --measured` on the shipped
+// profiles and validation data (real measurements from data/; the numbers are not asserted,
+// only the structure, the physics that must hold, and the error paths).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out;
+};
+
+Result RunFtax(const std::string& args) {
+  std::string cmd = std::string("cd '") + FTAX_SOURCE_DIR + "' && '" + FTAX_BINARY + "' " + args + " 2>/dev/null";
+  Result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+TEST(PredictCliTest, JsonHasEveryPointTermsAndCrossovers) {
+  Result r = RunFtax("predict --arch bert:layers=12 --dim seq=128 --profile data/profiles/h200-refined.json "
+                 "--framework pytorch-eager,cuda-graph --precision fp16,fp32 --batch 1:128 --format json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["predictions"].size(), 2u * 2u * 8u);
+  for (const auto& p : j["predictions"]) {
+    const double lat = p["latency_ms"], fw = p["framework_ms"], comp = p["compute_ms"];
+    EXPECT_GE(lat + 1e-9, comp);
+    EXPECT_TRUE(p["bound"] == "framework" || p["bound"] == "compute");
+    EXPECT_EQ(p["bound"] == "compute", comp > fw);
+    EXPECT_LE(p["interval_ms"][0].get<double>(), lat);
+    EXPECT_GE(p["interval_ms"][1].get<double>(), lat);
+  }
+  ASSERT_EQ(j["crossovers"].size(), 4u);
+  for (const auto& c : j["crossovers"]) EXPECT_TRUE(c.contains("crossover_batch"));
+}
+
+TEST(PredictCliTest, CudaGraphBeatsEagerAtBatchOneOnARealProfile) {
+  Result r = RunFtax("predict --arch bert:layers=12 --dim seq=128 --profile data/profiles/h100-refined.json "
+                 "--framework pytorch-eager,cuda-graph --precision fp16 --batch 1 --format json");
+  ASSERT_EQ(r.code, 0);
+  auto j = nlohmann::json::parse(r.out);
+  double eager = 0, graph = 0;
+  for (const auto& p : j["predictions"])
+    (p["framework"] == "cuda-graph" ? graph : eager) = p["latency_ms"].get<double>();
+  EXPECT_GT(eager, 2 * graph);
+}
+
+TEST(PredictCliTest, ErrorsExitTwo) {
+  EXPECT_EQ(RunFtax("predict --arch bert --profile /nonexistent/p.json").code, 2);
+  EXPECT_EQ(RunFtax("predict --arch bogus --profile data/profiles/h200.json").code, 2);
+  EXPECT_EQ(RunFtax("predict --arch bert --profile data/profiles/h200.json --batch 0").code, 2);
+  EXPECT_EQ(RunFtax("predict --arch bert --profile data/profiles/h200.json --framework tf").code, 2);
+  EXPECT_EQ(RunFtax("predict --arch bert --profile data/profiles/h200.json --whatif colour=2").code, 2);
+  EXPECT_EQ(RunFtax("predict --profile data/profiles/h200.json").code, 2);  // no model
+}
+
+TEST(PredictCliTest, WhatIfDepthDoublesFrameworkBoundLatency) {
+  Result r = RunFtax("predict --arch bert:layers=12 --dim seq=128 --profile data/profiles/h200-refined.json "
+                 "--framework pytorch-eager --batch 1 --whatif depth=2 --format json");
+  ASSERT_EQ(r.code, 0);
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["pairs"].size(), 1u);
+  const double base = j["pairs"][0]["base"]["latency_ms"], twice = j["pairs"][0]["whatif"]["latency_ms"];
+  EXPECT_GT(twice, 1.7 * base);
+  EXPECT_LT(twice, 2.1 * base);
+}
+
+TEST(CompareCliTest, TwoArchSpecsSideBySide) {
+  Result r = RunFtax("compare arch:bert:layers=6 arch:bert:layers=12 --dim seq=128 "
+                 "--profile data/profiles/h200.json --batch 1,8 --format json");
+  ASSERT_EQ(r.code, 0);
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["pairs"].size(), 2u);
+  for (const auto& p : j["pairs"]) EXPECT_GT(p["delta_ms"].get<double>(), 0);
+}
+
+TEST(ValidateCliTest, ComparesShippedMeasurements) {
+  Result r = RunFtax("validate --measured data/validation/h200-2026-11-22.torchscript-cudagraph.json "
+                 "--profile data/profiles/h200.json --format json");
+  ASSERT_EQ(r.code, 0);
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["rows"].size(), 192u);
+  ASSERT_EQ(j["frameworks"].size(), 2u);
+  for (const auto& f : j["frameworks"]) EXPECT_EQ(f["rows"].get<int>(), 96);
+}
+
+TEST(ValidateCliTest, BadMeasurementsExitTwo) {
+  EXPECT_EQ(RunFtax("validate --measured /nonexistent.json --profile data/profiles/h200.json").code, 2);
+  EXPECT_EQ(RunFtax("validate --measured data/profiles/h200.json --profile data/profiles/h200.json").code, 2);
+  EXPECT_EQ(RunFtax("validate --trace data/profiles/h200.json --arch bert --framework pytorch-eager "
+                "--precision fp16 --batch 1 --profile data/profiles/h200.json").code, 2);
+}
+
+}  // namespace
