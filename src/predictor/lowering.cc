@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <string_view>
 #include <unordered_set>
 
 #include "predictor/lowering_rules.h"
@@ -12,6 +13,20 @@ namespace {
 bool IsFloat(DType t) {
   return t == DType::kFloat32 || t == DType::kFloat16 || t == DType::kBFloat16 ||
          t == DType::kFloat64 || t == DType::kUnknown;
+}
+
+enum class LayoutKind { kOther, kTranspose, kReshape, kContiguous };
+
+// How an op type changes memory layout (looked up once per op, no string compares).
+LayoutKind Layout(const std::string& type) {
+  static const std::unordered_map<std::string, LayoutKind> kKinds = {
+      {"transpose", LayoutKind::kTranspose}, {"permute", LayoutKind::kTranspose},
+      {"t", LayoutKind::kTranspose},         {"Transpose", LayoutKind::kTranspose},
+      {"reshape", LayoutKind::kReshape},     {"view", LayoutKind::kReshape},
+      {"flatten", LayoutKind::kReshape},     {"Reshape", LayoutKind::kReshape},
+      {"Flatten", LayoutKind::kReshape},     {"contiguous", LayoutKind::kContiguous}};
+  auto it = kKinds.find(type);
+  return it == kKinds.end() ? LayoutKind::kOther : it->second;
 }
 
 class Walker {
@@ -54,11 +69,12 @@ class Walker {
   // Bytes of a tensor at the run's precision; -1 if its shape is not concrete.
   double Bytes(const std::string& name) const {
     if (name.empty()) return 0;
-    const Shape* s = ShapeOf(name);
-    if (!s) return -1;
-    auto n = NumElements(*s);
+    const TensorInfo* t = g_.Find(name);  // one lookup for shape and dtype
+    if (!t || !t->has_shape) return -1;
+    auto n = NumElements(t->shape);
     if (!n) return -1;
-    return double(*n) * DTypeSize(DTypeOf(name));
+    const DType d = IsFloat(t->dtype) ? opt_.precision : t->dtype;
+    return double(*n) * DTypeSize(d);
   }
   double Numel(const std::string& name) const {
     const Shape* s = ShapeOf(name);
@@ -120,9 +136,11 @@ class Walker {
     if (!rule.dispatch) return Status::Ok();
 
     const bool is_view_like = rule.recipe == KernelRecipe::kNone;
-    const std::string in0 = op.inputs.empty() ? "" : op.inputs[0];
+    static const std::string kEmpty;
+    const std::string& in0 = op.inputs.empty() ? kEmpty : op.inputs[0];
+    const LayoutKind layout = Layout(op.type);
     // Layout: transposes make non-contiguous views; a reshape/flatten/contiguous of one copies.
-    if (op.type == "transpose" || op.type == "permute" || op.type == "t" || op.type == "Transpose") {
+    if (layout == LayoutKind::kTranspose) {
       // Fused attention kernels write their output as [B, S, heads, d] and return it as a
       // transposed view, so transposing it back yields a contiguous tensor (no copy later).
       if (!attention_out_.count(in0))
@@ -132,15 +150,14 @@ class Walker {
       for (const auto& o : op.outputs) attention_out_.insert(o);
     KernelRecipe recipe = rule.recipe;
     DispatchClass dclass = rule.dispatch_class;
-    const bool reshape_like = op.type == "reshape" || op.type == "view" || op.type == "flatten" ||
-                              op.type == "Reshape" || op.type == "Flatten" || op.type == "contiguous";
+    const bool reshape_like = layout == LayoutKind::kReshape || layout == LayoutKind::kContiguous;
     if (reshape_like && strided_.count(in0)) {
       recipe = KernelRecipe::kCopy;
       dclass = DispatchClass::kKernel;
-    } else if (op.type == "contiguous") {
+    } else if (layout == LayoutKind::kContiguous) {
       recipe = KernelRecipe::kNone;
       dclass = DispatchClass::kView;
-    } else if (is_view_like && strided_.count(in0) && op.type != "transpose" && op.type != "permute") {
+    } else if (is_view_like && layout != LayoutKind::kTranspose && strided_.count(in0)) {
       for (const auto& o : op.outputs) strided_.insert(o);  // views of a strided view stay strided
     }
 
@@ -353,13 +370,18 @@ Expected<WorkList> Lower(const Graph& graph, const LoweringOptions& options) {
 }
 
 int CountModuleCalls(const Graph& graph) {
-  std::set<std::string> scopes;
+  // Views into the ops' scope strings: no allocation per prefix.
+  std::unordered_set<std::string_view> scopes;
+  scopes.reserve(graph.ops.size());
+  const std::string* last = nullptr;
   for (const Op& op : graph.ops) {
     const std::string& s = op.scope;
+    if (last && *last == s) continue;  // consecutive ops of one module add nothing new
+    last = &s;
     for (size_t pos = 1; pos <= s.size(); ++pos) {
       if (pos == s.size() || s[pos] == '/') {
-        std::string prefix = s.substr(0, pos);
-        if (!prefix.empty() && prefix != "/") scopes.insert(prefix);
+        std::string_view prefix(s.data(), pos);
+        if (prefix != "/") scopes.insert(prefix);
       }
     }
   }
