@@ -4,6 +4,7 @@
 
 #include "calibrate/bench.h"
 #include "cli/commands.h"
+#include "cli/sweep_args.h"
 
 namespace ftax::cli {
 namespace {
@@ -29,14 +30,9 @@ int RunBenchCommand(const BenchCliOptions& o) {
   b.classes = o.classes;
   if (!o.dtypes.empty()) b.dtypes = o.dtypes;
   if (!o.frameworks.empty()) {
-    b.frameworks.clear();
-    for (const auto& f : o.frameworks) {
-      auto fw = ParseFramework(f);
-      if (!fw)
-        return ReportError("bench", InvalidInput("--frameworks: unknown framework '" + f + "'"),
-                           "one of pytorch-eager, libtorch-eager, torchscript, cuda-graph");
-      b.frameworks.push_back(*fw);
-    }
+    auto fws = ParseFrameworkList(o.frameworks);
+    if (!fws.ok()) return ReportError("bench", fws.status());
+    b.frameworks = fws.value();
   }
   for (const auto& c : o.classes)
     if (!ParseKernelClass(c))
