@@ -40,11 +40,13 @@ Expected<json> ReadKinetoTrace(const std::string& path) {
     const std::string name = e.value("name", "");
     const std::string cat = e.value("cat", "");
     const double ts = e["ts"].get<double>(), dur = e["dur"].get<double>();
-    if (name.rfind("ProfilerStep#", 0) == 0) {
+    // Kineto writes each step twice: the CPU span (the iteration as the caller saw it) and a
+    // "gpu_user_annotation" span of the GPU work; only the CPU span is an iteration.
+    if (name.rfind("ProfilerStep#", 0) == 0 && cat != "gpu_user_annotation") {
       steps_us.push_back(dur);
       step_lo = std::min(step_lo, ts);
       step_hi = std::max(step_hi, ts + dur);
-    } else if (cat == "kernel" || cat == "Kernel") {
+    } else if (cat == "kernel" || cat == "Kernel" || cat == "gpu_memset") {
       kernels.push_back({name, ts, dur});
     }
   }

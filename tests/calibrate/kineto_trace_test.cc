@@ -26,6 +26,7 @@ TEST(KinetoTraceTest, StepsGiveLatencyAndKernelsPerIteration) {
     {"ph": "X", "name": "ProfilerStep#1", "cat": "user_annotation", "ts": 0, "dur": 1000},
     {"ph": "X", "name": "ProfilerStep#2", "cat": "user_annotation", "ts": 1000, "dur": 2000},
     {"ph": "X", "name": "ProfilerStep#3", "cat": "user_annotation", "ts": 3000, "dur": 3000},
+    {"ph": "X", "name": "ProfilerStep#1", "cat": "gpu_user_annotation", "ts": 90, "dur": 50},
     {"ph": "X", "name": "aten::linear", "cat": "cpu_op", "ts": 10, "dur": 50},
     {"ph": "X", "name": "nvjet_gemm", "cat": "kernel", "ts": 100, "dur": 10},
     {"ph": "X", "name": "layer_norm_kernel", "cat": "kernel", "ts": 200, "dur": 10},
