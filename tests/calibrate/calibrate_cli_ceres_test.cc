@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "../ftax_cli_run.h"
+
 #include "predictor/host_profile.h"
 #include "synthetic_measurements.h"
 
@@ -15,29 +17,9 @@ namespace {
 
 using json = nlohmann::json;
 
-struct CliRun {
-  int rc = -1;
-  std::string out, err;
-};
+using ::ftax::testing::CliRun;
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-CliRun Ftax(const std::string& args) {
-  const std::string dir = ::testing::TempDir();
-  const std::string out = dir + "ftax-cal.out", err = dir + "ftax-cal.err";
-  const std::string cmd = std::string(FTAX_BINARY) + " " + args + " >" + out + " 2>" + err;
-  const int status = std::system(cmd.c_str());
-  CliRun r;
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = Slurp(out);
-  r.err = Slurp(err);
-  return r;
-}
+CliRun Ftax(const std::string& args) { return ::ftax::testing::RunFtaxCli(args); }
 
 const std::string kSynthetic =
     std::string(FTAX_TEST_DATA) + "/measurements/synthetic-h200like.measurements.json";

@@ -7,34 +7,16 @@
 
 #include <gtest/gtest.h>
 
+#include "../ftax_cli_run.h"
+
 #include "calibrate/profile_fit.h"
 
 namespace ftax {
 namespace {
 
-struct CliRun {
-  int rc = -1;
-  std::string out, err;
-};
+using ::ftax::testing::CliRun;
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-CliRun Ftax(const std::string& args) {
-  const std::string dir = ::testing::TempDir();
-  const std::string out = dir + "ftax-cli.out", err = dir + "ftax-cli.err";
-  const std::string cmd = std::string(FTAX_BINARY) + " " + args + " >" + out + " 2>" + err;
-  const int status = std::system(cmd.c_str());
-  CliRun r;
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = Slurp(out);
-  r.err = Slurp(err);
-  return r;
-}
+CliRun Ftax(const std::string& args) { return ::ftax::testing::RunFtaxCli(args); }
 
 TEST(CalibrateCliTest, WithoutCeresExitsThreeElseNamesTheBadField) {
   const std::string bad = ::testing::TempDir() + "negative.measurements.json";

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../ftax_cli_run.h"
+
 namespace {
 
 struct Result {
@@ -16,15 +18,8 @@ struct Result {
 };
 
 Result Inspect(const std::string& args, bool merge_stderr = false) {
-  std::string cmd = std::string("cd '") + FTAX_SOURCE_DIR + "' && '" + FTAX_BINARY +
-                    "' inspect " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while (p && (n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  int status = p ? pclose(p) : -1;
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  ::ftax::testing::CliRun r = ::ftax::testing::RunFtaxCli("inspect " + args);
+  return {r.rc, merge_stderr ? r.out + r.err : r.out};
 }
 
 TEST(InspectArchTest, FlavorsGiveTheSameMacsAndTorchHasAtenOps) {

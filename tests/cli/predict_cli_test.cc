@@ -9,30 +9,18 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../ftax_cli_run.h"
+
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string out;
-};
+using ::ftax::testing::CliRun;
 
-Result RunFtax(const std::string& args) {
-  std::string cmd = std::string("cd '") + FTAX_SOURCE_DIR + "' && '" + FTAX_BINARY + "' " + args + " 2>/dev/null";
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+CliRun RunFtax(const std::string& args) { return ::ftax::testing::RunFtaxCli(args); }
 
 TEST(PredictCliTest, JsonHasEveryPointTermsAndCrossovers) {
-  Result r = RunFtax("predict --arch bert:layers=12 --dim seq=128 --profile data/profiles/h200-refined.json "
+  CliRun r = RunFtax("predict --arch bert:layers=12 --dim seq=128 --profile data/profiles/h200-refined.json "
                  "--framework pytorch-eager,cuda-graph --precision fp16,fp32 --batch 1:128 --format json");
-  ASSERT_EQ(r.code, 0) << r.out;
+  ASSERT_EQ(r.rc, 0) << r.out;
   auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["predictions"].size(), 2u * 2u * 8u);
   for (const auto& p : j["predictions"]) {
@@ -48,9 +36,9 @@ TEST(PredictCliTest, JsonHasEveryPointTermsAndCrossovers) {
 }
 
 TEST(PredictCliTest, CudaGraphBeatsEagerAtBatchOneOnARealProfile) {
-  Result r = RunFtax("predict --arch bert:layers=12 --dim seq=128 --profile data/profiles/h100-refined.json "
+  CliRun r = RunFtax("predict --arch bert:layers=12 --dim seq=128 --profile data/profiles/h100-refined.json "
                  "--framework pytorch-eager,cuda-graph --precision fp16 --batch 1 --format json");
-  ASSERT_EQ(r.code, 0);
+  ASSERT_EQ(r.rc, 0);
   auto j = nlohmann::json::parse(r.out);
   double eager = 0, graph = 0;
   for (const auto& p : j["predictions"])
@@ -59,18 +47,18 @@ TEST(PredictCliTest, CudaGraphBeatsEagerAtBatchOneOnARealProfile) {
 }
 
 TEST(PredictCliTest, ErrorsExitTwo) {
-  EXPECT_EQ(RunFtax("predict --arch bert --profile /nonexistent/p.json").code, 2);
-  EXPECT_EQ(RunFtax("predict --arch bogus --profile data/profiles/h200.json").code, 2);
-  EXPECT_EQ(RunFtax("predict --arch bert --profile data/profiles/h200.json --batch 0").code, 2);
-  EXPECT_EQ(RunFtax("predict --arch bert --profile data/profiles/h200.json --framework tf").code, 2);
-  EXPECT_EQ(RunFtax("predict --arch bert --profile data/profiles/h200.json --whatif colour=2").code, 2);
-  EXPECT_EQ(RunFtax("predict --profile data/profiles/h200.json").code, 2);  // no model
+  EXPECT_EQ(RunFtax("predict --arch bert --profile /nonexistent/p.json").rc, 2);
+  EXPECT_EQ(RunFtax("predict --arch bogus --profile data/profiles/h200.json").rc, 2);
+  EXPECT_EQ(RunFtax("predict --arch bert --profile data/profiles/h200.json --batch 0").rc, 2);
+  EXPECT_EQ(RunFtax("predict --arch bert --profile data/profiles/h200.json --framework tf").rc, 2);
+  EXPECT_EQ(RunFtax("predict --arch bert --profile data/profiles/h200.json --whatif colour=2").rc, 2);
+  EXPECT_EQ(RunFtax("predict --profile data/profiles/h200.json").rc, 2);  // no model
 }
 
 TEST(PredictCliTest, WhatIfDepthDoublesFrameworkBoundLatency) {
-  Result r = RunFtax("predict --arch bert:layers=12 --dim seq=128 --profile data/profiles/h200-refined.json "
+  CliRun r = RunFtax("predict --arch bert:layers=12 --dim seq=128 --profile data/profiles/h200-refined.json "
                  "--framework pytorch-eager --batch 1 --whatif depth=2 --format json");
-  ASSERT_EQ(r.code, 0);
+  ASSERT_EQ(r.rc, 0);
   auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["pairs"].size(), 1u);
   const double base = j["pairs"][0]["base"]["latency_ms"], twice = j["pairs"][0]["whatif"]["latency_ms"];
@@ -79,18 +67,18 @@ TEST(PredictCliTest, WhatIfDepthDoublesFrameworkBoundLatency) {
 }
 
 TEST(CompareCliTest, TwoArchSpecsSideBySide) {
-  Result r = RunFtax("compare arch:bert:layers=6 arch:bert:layers=12 --dim seq=128 "
+  CliRun r = RunFtax("compare arch:bert:layers=6 arch:bert:layers=12 --dim seq=128 "
                  "--profile data/profiles/h200.json --batch 1,8 --format json");
-  ASSERT_EQ(r.code, 0);
+  ASSERT_EQ(r.rc, 0);
   auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["pairs"].size(), 2u);
   for (const auto& p : j["pairs"]) EXPECT_GT(p["delta_ms"].get<double>(), 0);
 }
 
 TEST(ValidateCliTest, ComparesShippedMeasurements) {
-  Result r = RunFtax("validate --measured data/validation/h200-2026-11-22.torchscript-cudagraph.json "
+  CliRun r = RunFtax("validate --measured data/validation/h200-2026-11-22.torchscript-cudagraph.json "
                  "--profile data/profiles/h200.json --format json");
-  ASSERT_EQ(r.code, 0);
+  ASSERT_EQ(r.rc, 0);
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["rows"].size(), 192u);
   ASSERT_EQ(j["frameworks"].size(), 2u);
@@ -98,10 +86,10 @@ TEST(ValidateCliTest, ComparesShippedMeasurements) {
 }
 
 TEST(ValidateCliTest, BadMeasurementsExitTwo) {
-  EXPECT_EQ(RunFtax("validate --measured /nonexistent.json --profile data/profiles/h200.json").code, 2);
-  EXPECT_EQ(RunFtax("validate --measured data/profiles/h200.json --profile data/profiles/h200.json").code, 2);
+  EXPECT_EQ(RunFtax("validate --measured /nonexistent.json --profile data/profiles/h200.json").rc, 2);
+  EXPECT_EQ(RunFtax("validate --measured data/profiles/h200.json --profile data/profiles/h200.json").rc, 2);
   EXPECT_EQ(RunFtax("validate --trace data/profiles/h200.json --arch bert --framework pytorch-eager "
-                "--precision fp16 --batch 1 --profile data/profiles/h200.json").code, 2);
+                "--precision fp16 --batch 1 --profile data/profiles/h200.json").rc, 2);
 }
 
 }  // namespace
