@@ -1,51 +1,137 @@
 #include "calibrate/framework_refit.h"
+#include "common/clock.h"
 #include "common/percentile.h"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <sstream>
 
 #include "graph/arch_spec.h"
 #include "predictor/predict.h"
 
 namespace ftax {
-Expected<HostProfile> RefineFrameworkCosts(const HostProfile& profile, const nlohmann::json& measured,
-                                           const RefitOptions& opt, RefitReport* report) {
+namespace {
+
+std::string Ms(double v) {
+  std::ostringstream s;
+  s.setf(std::ios::fixed);
+  s.precision(3);
+  s << v;
+  return s.str();
+}
+
+}  // namespace
+
+Expected<std::vector<FrameworkTimeRow>> CompareFrameworkTime(const HostProfile& profile,
+                                                             const nlohmann::json& measured,
+                                                             const RefitOptions& opt) {
   if (!measured.is_object() || !measured.contains("rows") || !measured["rows"].is_array())
     return InvalidInput("measurements: expected an object with an array 'rows'");
-  std::map<std::string, std::vector<double>> ratios;
+  std::vector<FrameworkTimeRow> out;
+  int index = -1;
   for (const auto& m : measured["rows"]) {
-    const std::string model = m.value("model", "");
-    if (opt.exclude_models.count(model)) continue;
-    const std::string fw_name = m.value("framework", "");
-    auto fw = ParseFramework(fw_name);
-    if (!fw || *fw == Framework::kCudaGraph) continue;
+    ++index;
+    FrameworkTimeRow row;
+    row.index = index;
+    if (!m.is_object()) {
+      row.reason = "not an object";
+      out.push_back(row);
+      continue;
+    }
+    row.model = m.value("model", "");
+    row.framework = m.value("framework", "");
+    auto skip = [&](const std::string& why) {
+      row.reason = why;
+      out.push_back(row);
+    };
+    if (opt.exclude_models.count(row.model)) {
+      skip("model excluded");
+      continue;
+    }
+    auto fw = ParseFramework(row.framework);
+    if (!fw) {
+      skip("unknown framework '" + row.framework + "'");
+      continue;
+    }
+    if (*fw == Framework::kCudaGraph) {
+      skip("cuda-graph rows are not refined (a replay issues no per-op dispatches)");
+      continue;
+    }
     auto dt = ParseDType(m.value("precision", ""));
+    if (!dt) {
+      skip("unknown or missing precision");
+      continue;
+    }
     const std::string arch = m.value("arch", "");
-    if (!dt || arch.empty() || !m.contains("latency_ms")) continue;
+    if (arch.empty()) {
+      skip("no arch spec");
+      continue;
+    }
+    if (!m.contains("latency_ms") || !m["latency_ms"].is_object()) {
+      skip("no latency_ms");
+      continue;
+    }
     const double lat = m["latency_ms"].value("median", 0.0);
     const double kern = m.value("kernel_ms", 0.0);
-    const double fw_ms = lat - kern;
-    if (!(fw_ms > kern)) continue;  // framework-bound rows only
+    double overhead = 1;
+    if (m.contains("profiler_overhead_factor")) {
+      const auto& f = m["profiler_overhead_factor"];
+      if (!f.is_number() || !(f.get<double>() > 0)) {
+        skip("profiler_overhead_factor must be a number > 0");
+        continue;
+      }
+      overhead = f.get<double>();
+    }
+    row.kernel_ms = kern;
+    row.measured_ms = (lat - kern) / overhead;
+    if (!(row.measured_ms > kern)) {  // framework-bound rows only
+      skip("not framework-bound: measured framework time " + Ms(row.measured_ms) +
+           " ms <= kernel time " + Ms(kern) + " ms");
+      continue;
+    }
     DimBindings dims = {{"batch", m.value("batch", int64_t(1))}};
     if (m.contains("seq") && m["seq"].is_number_integer()) dims["seq"] = m["seq"].get<int64_t>();
     Expected<Graph> g = BuildArchGraph(arch, dims, ArchFlavor::kTorch);
-    if (!g.ok()) continue;
+    if (!g.ok()) {
+      skip("arch spec '" + arch + "': " + g.status().message());
+      continue;
+    }
     Expected<PredictionPoint> p = PredictPoint(g.value(), profile, *fw, *dt, 0, 1, nullptr);
-    if (!p.ok()) continue;
+    if (!p.ok()) {
+      skip("prediction failed: " + p.status().message());
+      continue;
+    }
     const FrameworkParams* fp = profile.FindFramework(*fw);
-    const double call_ms = fp && fp->call_us.known() ? fp->call_us.value / 1e3 : 0;
-    const double pred = p->framework_ms - call_ms;
-    if (pred <= 0) continue;
-    ratios[fw_name].push_back((fw_ms - call_ms) / pred);
+    row.call_ms = fp && fp->call_us.known() ? fp->call_us.value / 1e3 : 0;
+    row.predicted_ms = p->framework_ms;
+    const double pred = p->framework_ms - row.call_ms;
+    if (pred <= 0) {
+      skip("predicted framework time does not exceed the call cost");
+      continue;
+    }
+    row.ratio = (row.measured_ms - row.call_ms) / pred;
+    row.usable = true;
+    out.push_back(row);
   }
+  return out;
+}
+
+Expected<HostProfile> RefineFrameworkCosts(const HostProfile& profile, const nlohmann::json& measured,
+                                           const RefitOptions& opt, RefitReport* report) {
+  Expected<std::vector<FrameworkTimeRow>> rows = CompareFrameworkTime(profile, measured, opt);
+  if (!rows.ok()) return rows.status();
+  std::map<std::string, std::vector<double>> ratios;
+  for (const FrameworkTimeRow& r : rows.value())
+    if (r.usable) ratios[r.framework].push_back(r.ratio);
   HostProfile out = profile;
   for (const auto& [name, r] : ratios) {
     if (int(r.size()) < opt.min_rows) continue;
     const double s = Median(r);
     std::vector<double> dev;
     for (double x : r) dev.push_back(std::fabs(x - s));
-    const double se = 1.4826 * Median(dev) / std::sqrt(double(r.size()));
+    // One ratio says nothing about its own spread.
+    const double se = r.size() < 2 ? std::nan("") : 1.4826 * Median(dev) / std::sqrt(double(r.size()));
     FrameworkParams& f = out.frameworks[name];
     auto scale = [&](Param& p) {
       if (!p.known()) return;
@@ -58,7 +144,37 @@ Expected<HostProfile> RefineFrameworkCosts(const HostProfile& profile, const nlo
     scale(f.module_us);
     if (report) report->frameworks.push_back({name, int(r.size()), s, se});
   }
+  if (report) report->rows = std::move(rows.value());
   return out;
+}
+
+void RecordRefinement(const RefitReport& report, const nlohmann::json& sources,
+                      const nlohmann::json& extra, HostProfile* profile) {
+  nlohmann::json& prov = profile->provenance;
+  if (!prov.is_object()) prov = nlohmann::json::object();
+  nlohmann::json previous = nlohmann::json::object();
+  for (auto it = prov.begin(); it != prov.end(); ++it)
+    if (it.key().rfind("refine", 0) == 0) previous[it.key()] = it.value();
+  if (!previous.empty()) {
+    for (auto it = previous.begin(); it != previous.end(); ++it) prov.erase(it.key());
+    if (!prov.contains("previous_refinements") || !prov["previous_refinements"].is_array())
+      prov["previous_refinements"] = nlohmann::json::array();
+    prov["previous_refinements"].push_back(previous);
+  }
+  prov["refined_on"] = UtcNow();
+  prov["refined_with"] = sources;
+  nlohmann::json scales = nlohmann::json::array();
+  for (const auto& e : report.frameworks)
+    scales.push_back({{"framework", e.framework},
+                      {"dispatch_scale", e.scale},
+                      {"stderr", std::isfinite(e.scale_stderr) ? nlohmann::json(e.scale_stderr) : nlohmann::json()},
+                      {"rows", e.rows}});
+  prov["refinement"] = scales;
+  prov["refinement_method"] =
+      "dispatch_us and module_us scaled by the median of (measured - call) / (predicted - call) "
+      "framework time over framework-bound rows of real model runs";
+  if (extra.is_object())
+    for (auto it = extra.begin(); it != extra.end(); ++it) prov[it.key()] = it.value();
 }
 
 }  // namespace ftax

@@ -5,14 +5,24 @@
 // RefineFrameworkCosts scales a framework's per-dispatch and per-module costs by one factor,
 // the median over framework-bound measured rows of
 //     (measured framework time - call cost) / (predicted framework time - call cost),
-// where measured framework time = measured latency - CUPTI kernel time. Its standard error
-// comes from the spread of those ratios. The result is honest only when checked on models
-// it was not fitted on: `ftax validate --refine leave-one-model-out` does that.
+// where measured framework time = (measured latency - kernel time) / profiler_overhead_factor
+// (a row field, default 1; see below). Its standard error comes from the spread of those
+// ratios (1.4826 x their median absolute deviation / sqrt(rows); unknown, NaN, with one row).
+// The result is honest only when checked on models it was not fitted on: `ftax validate
+// --refine leave-one-model-out` does that.
+//
+// Measured rows are the objects of `measured["rows"]` (format of ftax validate): model, arch
+// (spec, predicted with the torch flavor), framework, precision, batch, seq (optional),
+// latency_ms.median, kernel_ms, and optionally profiler_overhead_factor (> 0): how much slower
+// the CPU side ran than without a profiler, for rows read from profiler traces
+// (ReadKinetoTrace), whose step times include the profiler's own work.
 //
 //   RefitReport rep;
 //   Expected<HostProfile> p = RefineFrameworkCosts(profile, rows_json, {}, &rep);
+//   RecordRefinement(rep, {"runs.json"}, json::object(), &p.value());
 #pragma once
 
+#include <cmath>
 #include <map>
 #include <set>
 #include <string>
@@ -27,7 +37,21 @@ namespace ftax {
 
 struct RefitOptions {
   std::set<std::string> exclude_models;  // rows of these models are not used
-  int min_rows = 3;
+  int min_rows = 3;                      // a framework with fewer usable rows is not refined
+};
+
+// How the refit sees one measured row: its measured and predicted framework time, and
+// whether it can enter the median (and if not, why).
+struct FrameworkTimeRow {
+  int index = 0;  // position in measured["rows"]
+  std::string model, framework;
+  bool usable = false;
+  std::string reason;  // why the row is not usable (empty when usable)
+  double kernel_ms = std::nan("");
+  double measured_ms = std::nan("");   // (latency - kernel time) / profiler_overhead_factor
+  double predicted_ms = std::nan("");  // predicted framework time with the profile given
+  double call_ms = 0;                  // the framework's call_us, in ms
+  double ratio = std::nan("");         // (measured - call) / (predicted - call)
 };
 
 struct RefitReport {
@@ -36,10 +60,27 @@ struct RefitReport {
     int rows = 0;
     double scale = 1, scale_stderr = 0;
   };
-  std::vector<Entry> frameworks;
+  std::vector<Entry> frameworks;    // frameworks that were refined
+  std::vector<FrameworkTimeRow> rows;  // every measured row, against the input profile
 };
+
+// Measured against predicted framework time, row by row; a row that cannot be compared says
+// why in `reason` (not framework-bound, no arch spec, unknown precision, cuda-graph, ...).
+// Fails only when `measured` is not an object with an array "rows".
+Expected<std::vector<FrameworkTimeRow>> CompareFrameworkTime(const HostProfile& profile,
+                                                             const nlohmann::json& measured,
+                                                             const RefitOptions& options);
 
 Expected<HostProfile> RefineFrameworkCosts(const HostProfile& profile, const nlohmann::json& measured,
                                            const RefitOptions& options, RefitReport* report);
+
+// Writes the refinement into profile->provenance: "refined_on" (UTC now), "refined_with"
+// (`sources`), "refinement" (per framework: dispatch_scale, stderr, rows),
+// "refinement_method", and every key of `extra` (whose names must begin with "refine").
+// Provenance keys beginning with "refine" from an earlier refinement are first moved, as one
+// object, to the end of the array "previous_refinements", so that refining a refined profile
+// keeps the history of both scales.
+void RecordRefinement(const RefitReport& report, const nlohmann::json& sources,
+                      const nlohmann::json& extra, HostProfile* profile);
 
 }  // namespace ftax

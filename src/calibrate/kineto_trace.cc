@@ -78,6 +78,11 @@ Expected<json> ReadKinetoTrace(const std::string& path) {
   for (const auto& [n, v] : by_name) k[n] = {v.first, v.second};
   row["kernels"] = k;
   row["source"] = path;
+  // The GPU the trace was recorded on, when Kineto wrote its device properties.
+  if (t.is_object() && t.contains("deviceProperties") && t["deviceProperties"].is_array() &&
+      !t["deviceProperties"].empty() && t["deviceProperties"][0].is_object() &&
+      t["deviceProperties"][0].contains("name") && t["deviceProperties"][0]["name"].is_string())
+    row["device"] = t["deviceProperties"][0]["name"];
   return row;
 }
 

@@ -1,4 +1,6 @@
 // `ftax calibrate MEASUREMENTS... -o PROFILE`: fits a host profile from measurement files.
+// `ftax calibrate --from-trace ... --profile IN -o OUT` refines one from profiler traces
+// instead (cli/calibrate_from_trace.h).
 //
 // Exit codes: 0 profile written; 1 a class or framework failed a quality gate and the profile
 // was not written (--force writes it anyway); 2 bad measurements or options; 3 this build has
@@ -14,7 +16,10 @@
 
 #include "calibrate/measurements.h"
 #include "calibrate/profile_fit.h"
+#include "cli/calibrate_from_trace.h"
 #include "cli/commands.h"
+#include "cli/source_checkout.h"
+#include "common/clock.h"
 
 namespace ftax::cli {
 namespace {
@@ -30,50 +35,8 @@ struct CalibrateOptions {
   bool force = false;
   bool verbose = false;
   OutputFormat format = OutputFormat::kText;
+  FromTraceOptions trace;  // --from-trace / --trace-manifest: refine an existing profile
 };
-
-// Runs a command and returns its first output line, or nullopt.
-std::optional<std::string> FirstLineOf(const std::string& command) {
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
-  if (!pipe) return std::nullopt;
-  char buf[512];
-  std::string out;
-  if (fgets(buf, sizeof(buf), pipe.get())) out = buf;
-  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-  return out;
-}
-
-// ftax's own commit, read from the source checkout it was built from, or null.
-json FtaxCommit() {
-#ifdef FTAX_SOURCE_DIR
-  const std::string dir = FTAX_SOURCE_DIR;
-  auto sha = FirstLineOf("git -C '" + dir + "' rev-parse HEAD 2>/dev/null");
-  if (!sha || sha->size() != 40) return nullptr;
-  return *sha;
-#else
-  return nullptr;
-#endif
-}
-
-json FtaxTreeDirty() {
-#ifdef FTAX_SOURCE_DIR
-  const std::string dir = FTAX_SOURCE_DIR;
-  auto line = FirstLineOf("git -C '" + dir + "' status --porcelain --untracked-files=no 2>/dev/null");
-  if (!line) return nullptr;
-  return !line->empty();
-#else
-  return nullptr;
-#endif
-}
-
-std::string UtcNow() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 std::string ParamText(const Param& p, int precision) {
   if (!p.known()) return "-";
@@ -271,44 +234,117 @@ void SetupCalibrateCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "calibrate",
       "Fit a host profile from measurement files (Ceres). Exit 1 when a class fits poorly "
-      "and --force is not given, 3 when built without Ceres.");
+      "and --force is not given, 3 when built without Ceres.\n"
+      "With --from-trace or --trace-manifest instead: refine the Python-eager (or TorchScript) "
+      "dispatch costs of --profile from PyTorch profiler traces of real runs (no Ceres needed); "
+      "exit 1 when fewer than --min-rows traces are framework-bound.");
   cmd->add_option("measurements", o->measurement_files, "measurement files of one host (merged)")
-      ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("-o,--output", o->output, "host profile to write")->required();
-  cmd->add_option("--seed", o->fit.seed, "seed of the random holdout split")
-      ->capture_default_str();
-  cmd->add_option("--holdout", o->fit.holdout_fraction,
-                  "share of kernel rows per class held out to measure prediction error")
-      ->capture_default_str();
-  cmd->add_option("--holdout-repeats", o->fit.holdout_repeats,
-                  "independent random holdout splits whose held-out errors are pooled")
-      ->capture_default_str();
-  cmd->add_option("--min-r2", o->fit.min_r2, "refuse a kernel class whose R² of log(time) is lower")
-      ->capture_default_str();
-  cmd->add_option("--max-holdout-err", o->fit.max_holdout_median_err_pct,
-                  "refuse a kernel class whose held-out median |error| (%) is higher")
-      ->capture_default_str();
-  cmd->add_option("--min-framework-r2", o->fit.min_framework_r2,
-                  "refuse a framework whose R² of call time is lower")
-      ->capture_default_str();
+  std::vector<CLI::Option*> fit_only;
+  fit_only.push_back(
+      cmd->add_option("--seed", o->fit.seed, "seed of the random holdout split")->capture_default_str());
+  fit_only.push_back(cmd->add_option("--holdout", o->fit.holdout_fraction,
+                                     "share of kernel rows per class held out to measure prediction error")
+                         ->capture_default_str());
+  fit_only.push_back(cmd->add_option("--holdout-repeats", o->fit.holdout_repeats,
+                                     "independent random holdout splits whose held-out errors are pooled")
+                         ->capture_default_str());
+  fit_only.push_back(
+      cmd->add_option("--min-r2", o->fit.min_r2, "refuse a kernel class whose R² of log(time) is lower")
+          ->capture_default_str());
+  fit_only.push_back(cmd->add_option("--max-holdout-err", o->fit.max_holdout_median_err_pct,
+                                     "refuse a kernel class whose held-out median |error| (%) is higher")
+                         ->capture_default_str());
+  fit_only.push_back(cmd->add_option("--min-framework-r2", o->fit.min_framework_r2,
+                                     "refuse a framework whose R² of call time is lower")
+                         ->capture_default_str());
   std::map<std::string, FitLoss> losses = {
       {"huber", FitLoss::kHuber}, {"cauchy", FitLoss::kCauchy}, {"none", FitLoss::kNone}};
-  cmd->add_option("--loss", o->fit.loss, "robust loss on log residuals")
-      ->transform(CLI::CheckedTransformer(losses, CLI::ignore_case))
-      ->default_str("huber");
-  cmd->add_option("--loss-scale", o->fit.loss_scale, "robust loss scale in log units (0.1 ~ 10%)")
-      ->capture_default_str();
-  cmd->add_option("--sms", o->fit.num_sms, "SM count (default: host.sm_count of the measurements)");
-  cmd->add_flag("--force", o->force, "write the profile even if a class fails a quality gate");
-  cmd->add_flag("-v,--verbose", o->verbose, "log Ceres' BriefReport of every fit to stderr");
-  std::map<std::string, OutputFormat> formats = {{"text", OutputFormat::kText},
-                                                 {"json", OutputFormat::kJson},
-                                                 {"markdown", OutputFormat::kMarkdown}};
+  fit_only.push_back(cmd->add_option("--loss", o->fit.loss, "robust loss on log residuals")
+                         ->transform(CLI::CheckedTransformer(losses, CLI::ignore_case))
+                         ->default_str("huber"));
+  fit_only.push_back(
+      cmd->add_option("--loss-scale", o->fit.loss_scale, "robust loss scale in log units (0.1 ~ 10%)")
+          ->capture_default_str());
+  fit_only.push_back(
+      cmd->add_option("--sms", o->fit.num_sms, "SM count (default: host.sm_count of the measurements)"));
+  fit_only.push_back(
+      cmd->add_flag("--force", o->force, "write the profile even if a class fails a quality gate"));
+  fit_only.push_back(
+      cmd->add_flag("-v,--verbose", o->verbose, "log Ceres' BriefReport of every fit to stderr"));
+  std::map<std::string, OutputFormat> formats = {
+      {"text", OutputFormat::kText}, {"json", OutputFormat::kJson}, {"markdown", OutputFormat::kMarkdown}};
   cmd->add_option("--format", o->format, "summary format on stdout")
       ->transform(CLI::CheckedTransformer(formats, CLI::ignore_case))
       ->default_str("text");
-  cmd->callback([o] { ExitCode() = RunCalibrate(*o); });
+
+  std::vector<CLI::Option*> trace_only;
+  cmd->add_option("--from-trace", o->trace.traces, kFromTraceHelp);
+  cmd->add_option("--trace-manifest", o->trace.manifests,
+                  "JSON file listing traces: [{\"path\", \"arch\", \"batch\", \"precision\", \"seq\"?, "
+                  "\"name\"?, \"framework\"?}, ...] (or {\"traces\": [...]}); paths relative to the "
+                  "file. Repeatable; combines with --from-trace.");
+  trace_only.push_back(
+      cmd->add_option("--profile", o->trace.profile, "with --from-trace: the host profile to refine"));
+  trace_only.push_back(cmd->add_option("--framework", o->trace.framework,
+                                       "with --from-trace: framework of traces that name none")
+                           ->capture_default_str());
+  trace_only.push_back(
+      cmd->add_option("--profiler-overhead-factor", o->trace.profiler_overhead_factor,
+                      "with --from-trace: traced / unprofiled framework time of your runs; measured "
+                      "framework time is divided by it. Default 1: no correction, so the refined costs "
+                      "describe profiled runs (docs/calibration.md: why there is no default factor)")
+          ->capture_default_str());
+  trace_only.push_back(
+      cmd->add_option("--min-rows", o->trace.min_rows,
+                      "with --from-trace: usable (framework-bound) traces needed per framework")
+          ->capture_default_str());
+  cmd->footer(
+      "Examples:\n"
+      "  ftax calibrate h200.measurements.json -o h200.json\n"
+      "  ftax calibrate --profile h200.json -o mine.json --min-rows 2 \\\n"
+      "      --from-trace 'b1.json;arch=bert:layers=12;batch=1;seq=128;precision=fp16' \\\n"
+      "      --from-trace 'b8.json;arch=bert:layers=12;batch=8;seq=128;precision=fp16'\n"
+      "  ftax calibrate --profile h200.json -o mine.json --trace-manifest traces.json");
+  cmd->callback([o, fit_only, trace_only] {
+    const bool from_trace = !o->trace.traces.empty() || !o->trace.manifests.empty();
+    if (from_trace) {
+      if (!o->measurement_files.empty()) {
+        ExitCode() = ReportError("calibrate",
+                                 InvalidInput("give measurement files (to fit a profile) or "
+                                              "--from-trace (to refine one), not both"),
+                                 "fit first, then refine the written profile with --from-trace");
+        return;
+      }
+      for (CLI::Option* opt : fit_only)
+        if (opt->count() > 0) {
+          ExitCode() = ReportError("calibrate",
+                                   InvalidInput(opt->get_name() + " applies to fits from "
+                                                                  "measurement files, not to --from-trace"));
+          return;
+        }
+      o->trace.output = o->output;
+      o->trace.format = o->format == OutputFormat::kJson       ? "json"
+                        : o->format == OutputFormat::kMarkdown ? "markdown"
+                                                               : "text";
+      ExitCode() = RunCalibrateFromTrace(o->trace);
+      return;
+    }
+    for (CLI::Option* opt : trace_only)
+      if (opt->count() > 0) {
+        ExitCode() = ReportError("calibrate", InvalidInput(opt->get_name() + " needs --from-trace or "
+                                                                             "--trace-manifest"));
+        return;
+      }
+    if (o->measurement_files.empty()) {
+      ExitCode() = ReportError("calibrate", InvalidInput("give measurement files to fit a profile, or "
+                                                         "--from-trace/--trace-manifest with --profile to "
+                                                         "refine one"));
+      return;
+    }
+    ExitCode() = RunCalibrate(*o);
+  });
 }
 
 }  // namespace ftax::cli

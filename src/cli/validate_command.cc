@@ -9,7 +9,7 @@
 
 #include "calibrate/model_runner.h"
 #include "calibrate/framework_refit.h"
-#include "calibrate/kineto_trace.h"
+#include "calibrate/traced_run.h"
 #include "calibrate/result_writer.h"
 #include "calibrate/validation_report.h"
 #include "cli/commands.h"
@@ -201,16 +201,19 @@ int RunValidate(const ValidateOptions& o) {
       return ReportError("validate", InvalidInput("--trace needs exactly one --batch (the traced batch size)"));
     if (o.precision.empty())
       return ReportError("validate", InvalidInput("--trace needs --precision (fp16, fp32, bf16)"));
-    Expected<json> row = ReadKinetoTrace(path);
+    TracedRun run;
+    run.path = path;
+    run.name = o.model_name;
+    run.arch = o.arch;
+    run.framework = FrameworkName(fws.value()[0]);
+    run.precision = o.precision;
+    run.batch = batches.value()[0];
+    if (o.seq > 0) run.seq = o.seq;
+    Status valid = ValidateTracedRun(run, "--trace '" + path + "'");
+    if (!valid.ok()) return ReportError("validate", valid);
+    Expected<json> row = MeasuredRowFromTrace(run);
     if (!row.ok()) return ReportError("validate", row.status());
-    json r = row.value();
-    r["model"] = o.model_name.empty() ? path : o.model_name;
-    r["arch"] = o.arch;
-    r["framework"] = FrameworkName(fws.value()[0]);
-    r["precision"] = o.precision;
-    r["batch"] = batches.value()[0];
-    r["seq"] = o.seq > 0 ? json(o.seq) : json(nullptr);
-    measured["rows"].push_back(r);
+    measured["rows"].push_back(row.value());
   }
   for (const std::string& path : o.measured) {
     std::ifstream in(path);
@@ -236,18 +239,9 @@ int RunValidate(const ValidateOptions& o) {
     RefitReport rr;
     Expected<HostProfile> refined = RefineFrameworkCosts(profile.value(), measured, RefitOptions{}, &rr);
     if (!refined.ok()) return ReportError("validate", refined.status());
-    json prov = refined->provenance;
-    prov["refined_with"] = o.measured;
-    prov["refined_on"] = UtcNow();
-    json scales = json::array();
-    for (const auto& e : rr.frameworks)
-      scales.push_back({{"framework", e.framework}, {"dispatch_scale", e.scale},
-                        {"stderr", e.scale_stderr}, {"rows", e.rows}});
-    prov["refinement"] = scales;
-    prov["refinement_method"] =
-        "dispatch_us and module_us scaled by the median of (measured - call) / (predicted - call) "
-        "framework time over framework-bound rows of real model runs";
-    refined->provenance = prov;
+    json sources = o.measured;
+    for (const std::string& t : o.traces) sources.push_back(t);
+    RecordRefinement(rr, sources, json::object(), &refined.value());
     std::ofstream out(o.refined_profile);
     if (!out) return ReportError("validate", NotFound("cannot write '" + o.refined_profile + "'"));
     out << HostProfileToJson(refined.value()).dump(1) << "\n";

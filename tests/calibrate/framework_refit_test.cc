@@ -1,0 +1,215 @@
+// Refining framework costs from measured rows, here rows made from PyTorch profiler traces
+// (the path of `ftax calibrate --from-trace`): which rows are used, the scale and its error,
+// the profiler overhead factor, and the provenance record.
+#include "calibrate/framework_refit.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+#include "calibrate/traced_run.h"
+#include "predictor/host_profile.h"
+
+namespace ftax {
+namespace {
+
+using json = nlohmann::json;
+
+const std::string kBert = "bert:layers=12,hidden=768,heads=12,ffn=3072";
+
+HostProfile H200() {
+  Expected<HostProfile> p = LoadHostProfile(std::string(FTAX_SOURCE_DIR) + "/data/profiles/h200.json");
+  EXPECT_TRUE(p.ok()) << p.status().message();
+  return p.value();
+}
+
+json TraceRow(int batch, double overhead = 1) {
+  TracedRun run;
+  run.path = std::string(FTAX_TEST_DATA) + "/traces/h200-bert-base-fp16-b" + std::to_string(batch) +
+             ".trimmed.trace.json";
+  run.name = "bert-base";
+  run.arch = kBert;
+  run.framework = "pytorch-eager";
+  run.precision = "fp16";
+  run.batch = batch;
+  run.seq = 128;
+  Expected<json> row = MeasuredRowFromTrace(run);
+  EXPECT_TRUE(row.ok()) << row.status().message();
+  json r = row.value();
+  if (overhead != 1) r["profiler_overhead_factor"] = overhead;
+  return r;
+}
+
+// A GPU-bound run: 3 steps of 1 ms, each with 0.8 ms of kernels.
+std::string GpuBoundTrace() {
+  char name[] = "/tmp/ftax_gpu_bound_XXXXXX";
+  close(mkstemp(name));
+  json ev = json::array();
+  for (int s = 0; s < 3; ++s) {
+    ev.push_back({{"ph", "X"},
+                  {"cat", "user_annotation"},
+                  {"name", "ProfilerStep#" + std::to_string(s)},
+                  {"ts", s * 1000},
+                  {"dur", 1000}});
+    ev.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", "gemm"}, {"ts", s * 1000 + 100}, {"dur", 800}});
+  }
+  std::ofstream(name) << json{{"traceEvents", ev}}.dump();
+  return name;
+}
+
+TEST(FrameworkRefitTest, TracesOfFrameworkBoundRunsSetTheScaleToTheirMedianRatio) {
+  const HostProfile profile = H200();
+  json measured = {{"rows", {TraceRow(1), TraceRow(32)}}};
+  RefitOptions opt;
+  opt.min_rows = 2;
+  RefitReport rep;
+  Expected<HostProfile> refined = RefineFrameworkCosts(profile, measured, opt, &rep);
+  ASSERT_TRUE(refined.ok()) << refined.status().message();
+  ASSERT_EQ(rep.rows.size(), 2u);
+  ASSERT_EQ(rep.frameworks.size(), 1u);
+  const RefitReport::Entry& e = rep.frameworks[0];
+  EXPECT_EQ(e.framework, "pytorch-eager");
+  EXPECT_EQ(e.rows, 2);
+
+  // Recompute each ratio from the rows themselves.
+  const double call_ms = profile.frameworks.at("pytorch-eager").call_us.value / 1e3;
+  std::vector<double> ratios;
+  for (int i = 0; i < 2; ++i) {
+    const FrameworkTimeRow& r = rep.rows[i];
+    ASSERT_TRUE(r.usable) << r.reason;
+    const json& m = measured["rows"][i];
+    const double fw = m["latency_ms"]["median"].get<double>() - m["kernel_ms"].get<double>();
+    EXPECT_NEAR(r.measured_ms, fw, 1e-9);
+    EXPECT_NEAR(r.call_ms, call_ms, 1e-12);
+    EXPECT_GT(r.predicted_ms, r.call_ms);
+    ratios.push_back((fw - call_ms) / (r.predicted_ms - call_ms));
+    EXPECT_NEAR(r.ratio, ratios.back(), 1e-12);
+  }
+  // The median of two is their mean; the error 1.4826 * MAD / sqrt(2).
+  EXPECT_NEAR(e.scale, (ratios[0] + ratios[1]) / 2, 1e-12);
+  EXPECT_NEAR(e.scale_stderr, 1.4826 * std::fabs(ratios[0] - ratios[1]) / 2 / std::sqrt(2.0), 1e-12);
+  // Under the profiler the CPU side is far slower than the microbenchmark chains price it.
+  EXPECT_GT(e.scale, 2.0);
+
+  // Every dispatch cost and the module cost scale; the call cost does not.
+  const FrameworkParams& before = profile.frameworks.at("pytorch-eager");
+  const FrameworkParams& after = refined->frameworks.at("pytorch-eager");
+  for (int c = 0; c < kNumDispatchClasses; ++c)
+    EXPECT_NEAR(after.dispatch_us[c].value, before.dispatch_us[c].value * e.scale, 1e-9);
+  EXPECT_NEAR(after.module_us.value, before.module_us.value * e.scale, 1e-9);
+  EXPECT_DOUBLE_EQ(after.call_us.value, before.call_us.value);
+  // Other frameworks are untouched.
+  EXPECT_DOUBLE_EQ(refined->frameworks.at("torchscript").dispatch_us[0].value,
+                   profile.frameworks.at("torchscript").dispatch_us[0].value);
+
+  // With the refined costs, the two rows straddle their measurements: one under, one over.
+  Expected<std::vector<FrameworkTimeRow>> post = CompareFrameworkTime(refined.value(), measured, opt);
+  ASSERT_TRUE(post.ok());
+  const double e0 = post.value()[0].predicted_ms - rep.rows[0].measured_ms;
+  const double e1 = post.value()[1].predicted_ms - rep.rows[1].measured_ms;
+  EXPECT_LT(e0 * e1, 0) << e0 << " " << e1;
+  // Refining the refined profile on the same rows changes nothing (scale 1).
+  RefitReport again;
+  ASSERT_TRUE(RefineFrameworkCosts(refined.value(), measured, opt, &again).ok());
+  ASSERT_EQ(again.frameworks.size(), 1u);
+  EXPECT_NEAR(again.frameworks[0].scale, 1.0, 1e-9);
+}
+
+TEST(FrameworkRefitTest, ProfilerOverheadFactorDividesMeasuredFrameworkTime) {
+  const HostProfile profile = H200();
+  RefitOptions opt;
+  opt.min_rows = 2;
+  RefitReport plain, corrected;
+  ASSERT_TRUE(RefineFrameworkCosts(profile, json{{"rows", {TraceRow(1), TraceRow(32)}}}, opt, &plain).ok());
+  ASSERT_TRUE(
+      RefineFrameworkCosts(profile, json{{"rows", {TraceRow(1, 2.0), TraceRow(32, 2.0)}}}, opt, &corrected)
+          .ok());
+  ASSERT_EQ(corrected.frameworks.size(), 1u);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_NEAR(corrected.rows[i].measured_ms, plain.rows[i].measured_ms / 2, 1e-9);
+    const double call = corrected.rows[i].call_ms;
+    EXPECT_NEAR(corrected.rows[i].ratio,
+                (plain.rows[i].measured_ms / 2 - call) / (plain.rows[i].predicted_ms - call), 1e-12);
+  }
+  EXPECT_LT(corrected.frameworks[0].scale, plain.frameworks[0].scale / 2 + 1e-9);
+
+  // A factor that is not a positive number makes the row unusable, with the reason.
+  json bad = TraceRow(1);
+  bad["profiler_overhead_factor"] = 0;
+  Expected<std::vector<FrameworkTimeRow>> rows = CompareFrameworkTime(profile, json{{"rows", {bad}}}, opt);
+  ASSERT_TRUE(rows.ok());
+  EXPECT_FALSE(rows.value()[0].usable);
+  EXPECT_NE(rows.value()[0].reason.find("profiler_overhead_factor"), std::string::npos);
+}
+
+TEST(FrameworkRefitTest, GpuBoundTracesAndTooFewRowsAreNotUsed) {
+  const HostProfile profile = H200();
+  const std::string gpu_bound = GpuBoundTrace();
+  TracedRun run{gpu_bound, "bert-base", kBert, "pytorch-eager", "fp16", 256, 128};
+  Expected<json> g = MeasuredRowFromTrace(run);
+  std::remove(gpu_bound.c_str());
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  json measured = {{"rows", {TraceRow(1), g.value()}}};
+
+  RefitOptions opt;  // min_rows 3
+  RefitReport rep;
+  Expected<HostProfile> refined = RefineFrameworkCosts(profile, measured, opt, &rep);
+  ASSERT_TRUE(refined.ok());
+  ASSERT_EQ(rep.rows.size(), 2u);
+  EXPECT_TRUE(rep.rows[0].usable);
+  EXPECT_FALSE(rep.rows[1].usable);
+  EXPECT_NE(rep.rows[1].reason.find("not framework-bound"), std::string::npos) << rep.rows[1].reason;
+  EXPECT_NEAR(rep.rows[1].kernel_ms, 0.8, 1e-9);
+  EXPECT_NEAR(rep.rows[1].measured_ms, 0.2, 1e-9);
+  // One usable row < min_rows: nothing refined, the profile unchanged.
+  EXPECT_TRUE(rep.frameworks.empty());
+  EXPECT_DOUBLE_EQ(refined->frameworks.at("pytorch-eager").dispatch_us[1].value,
+                   profile.frameworks.at("pytorch-eager").dispatch_us[1].value);
+
+  // With min_rows 1, the one ratio is the scale, and its error is unknown, not zero.
+  opt.min_rows = 1;
+  RefitReport one;
+  refined = RefineFrameworkCosts(profile, measured, opt, &one);
+  ASSERT_TRUE(refined.ok());
+  ASSERT_EQ(one.frameworks.size(), 1u);
+  EXPECT_NEAR(one.frameworks[0].scale, one.rows[0].ratio, 1e-12);
+  EXPECT_TRUE(std::isnan(one.frameworks[0].scale_stderr));
+  EXPECT_TRUE(std::isnan(refined->frameworks.at("pytorch-eager").dispatch_us[1].std_error));
+  // ... which the profile writes as null and reads back.
+  json pj = HostProfileToJson(refined.value());
+  EXPECT_TRUE(pj["frameworks"]["pytorch-eager"]["dispatch_us"]["kernel"]["stderr"].is_null());
+  EXPECT_TRUE(HostProfileFromJson(pj).ok());
+}
+
+TEST(FrameworkRefitTest, RecordRefinementKeepsTheEarlierOne) {
+  HostProfile p = H200();
+  p.provenance = {{"date", "2026-11-22T00:00:00Z"},
+                  {"refined_with", {"eager.json"}},
+                  {"refinement", {{{"framework", "pytorch-eager"}, {"dispatch_scale", 2.17}}}},
+                  {"refinement_method", "old"}};
+  RefitReport rep;
+  rep.frameworks.push_back({"pytorch-eager", 2, 1.5, std::nan("")});
+  RecordRefinement(rep, json{"b1.json", "b32.json"}, json{{"refinement_notes", {"n"}}}, &p);
+  EXPECT_EQ(p.provenance["date"], "2026-11-22T00:00:00Z");
+  EXPECT_EQ(p.provenance["refined_with"], (json{"b1.json", "b32.json"}));
+  EXPECT_DOUBLE_EQ(p.provenance["refinement"][0]["dispatch_scale"].get<double>(), 1.5);
+  EXPECT_TRUE(p.provenance["refinement"][0]["stderr"].is_null());
+  EXPECT_EQ(p.provenance["refinement_notes"], json{"n"});
+  ASSERT_EQ(p.provenance["previous_refinements"].size(), 1u);
+  const json& prev = p.provenance["previous_refinements"][0];
+  EXPECT_EQ(prev["refined_with"], json{"eager.json"});
+  EXPECT_DOUBLE_EQ(prev["refinement"][0]["dispatch_scale"].get<double>(), 2.17);
+  EXPECT_FALSE(prev.contains("date"));
+
+  RecordRefinement(rep, json{"b8.json"}, json::object(), &p);
+  ASSERT_EQ(p.provenance["previous_refinements"].size(), 2u);
+  EXPECT_EQ(p.provenance["previous_refinements"][1]["refinement_notes"], json{"n"});
+  EXPECT_FALSE(p.provenance.contains("refinement_notes"));
+}
+
+}  // namespace
+}  // namespace ftax
