@@ -17,6 +17,7 @@
 #include "graph/dim_binding.h"
 #include "graph/graph_stats.h"
 #include "graph/onnx_loader.h"
+#include "graph/torchscript_loader.h"
 
 namespace ftax::cli {
 namespace {
@@ -240,14 +241,23 @@ int RunInspect(const InspectOptions& opt) {
     if (!graph.ok())
       return ReportError("inspect", graph.status().WithContext("--arch '" + opt.arch + "'"),
                          ArchSpecHelp());
+  } else if (LooksLikeTorchScript(opt.model)) {
+    Expected<TorchScriptModel> m = TorchScriptModel::Load(opt.model);
+    if (!m.ok()) return ReportError("inspect", m.status());
+    Expected<std::vector<InputShapeFlag>> resolved = ResolveInputShapes(shapes, dims.value());
+    if (!resolved.ok()) return ReportError("inspect", resolved.status().WithContext(opt.model));
+    graph = m->Walk(resolved.value());
+    if (!graph.ok()) return ReportError("inspect", graph.status());
   } else {
     graph = LoadOnnxFile(opt.model);
     if (!graph.ok()) return ReportError("inspect", graph.status());
   }
   Graph& g = graph.value();
-  // An --arch graph already has its dims (BuildArchGraph read them); only files bind here.
-  Status prep = PrepareGraph(&g, opt.arch.empty() ? dims.value() : DimBindings{}, shapes, opt.strict);
-  if (!prep.ok()) return ReportError("inspect", prep.WithContext(g.source));
+  // --arch and TorchScript graphs already have concrete shapes; ONNX files bind here.
+  if (opt.arch.empty() && !LooksLikeTorchScript(opt.model)) {
+    Status prep = PrepareGraph(&g, dims.value(), shapes, opt.strict);
+    if (!prep.ok()) return ReportError("inspect", prep.WithContext(g.source));
+  }
 
   StatsOptions so;
   so.strict = opt.strict;
@@ -283,7 +293,9 @@ void SetupInspectCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "inspect",
       "What is in a model: op counts, depth, MACs/FLOPs, params, weight and activation bytes");
-  cmd->add_option("model", opt->model, "ONNX model file (.onnx); weights are never read");
+  cmd->add_option("model", opt->model,
+                  "model file: ONNX (.onnx; weights are never read) or TorchScript (.pt from "
+                  "torch.jit.trace/script; needs --input-shape for every input of forward)");
   cmd->add_option("--arch", opt->arch,
                   "architecture spec instead of a file, e.g. bert:layers=12,hidden=768");
   cmd->add_option("--flavor", opt->flavor, "op flavor of --arch graphs: onnx or torch (aten ops)")
@@ -291,7 +303,8 @@ void SetupInspectCommand(CLI::App& app) {
   cmd->add_option("--dtype", opt->dtype, "dtype of --arch weights and activations (fp32, fp16, bf16)");
   cmd->add_option("--dim", opt->dims, "bind a symbolic dim: NAME=VALUE (repeatable)");
   cmd->add_option("--input-shape", opt->input_shapes,
-                  "set an input's shape: [NAME=]1x3x224x224 (repeatable)");
+                  "set an input's shape: [NAME=]1x3x224x224[:DTYPE] (repeatable); dims may be "
+                  "names bound by --dim (input_ids=batchx128 --dim batch=8)");
   cmd->add_option("--format", opt->format_name, "output: table, json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}, CLI::ignore_case));
   cmd->add_flag("--by-op", opt->by_op, "add a breakdown by op type");
@@ -302,7 +315,12 @@ void SetupInspectCommand(CLI::App& app) {
                 "fail on unknown op types and ops whose shapes cannot be inferred");
   cmd->footer(
       "Exit codes: 0 ok; 2 bad input (unreadable model, bad flag, unbound dim);\n"
-      "3 this build has no ONNX front end.\n\n" + ArchSpecHelp());
+      "3 this build has no ONNX front end (or no LibTorch, for TorchScript files).\n\n"
+      "TorchScript files: the file stores no input shapes, so give one --input-shape per input\n"
+      "of forward, named as forward's arguments (a single input needs no name). Inputs named\n"
+      "like ids, mask, position or index are int64 unless a dtype is given (input_ids=1x128:int32).\n"
+      "Ops are aten ops as eager PyTorch dispatches them; the module path is each op's scope.\n\n" +
+      ArchSpecHelp());
   cmd->callback([opt] {
     std::string f = opt->format_name;
     for (char& ch : f) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));

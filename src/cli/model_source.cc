@@ -9,6 +9,7 @@
 #include "graph/dim_binding.h"
 #include "graph/graph_stats.h"
 #include "graph/onnx_loader.h"
+#include "graph/torchscript_loader.h"
 
 namespace ftax::cli {
 namespace {
@@ -21,6 +22,36 @@ bool HasSymbol(const Graph& g, const std::string& name) {
       if (d.symbol == name) return true;
   }
   return false;
+}
+
+// A TorchScript file: loaded once, walked again for every batch. The batch is the symbolic dim
+// named batch_dim in the input shapes, or else the leading dim of every input.
+Expected<ModelSource> OpenTorchScript(const ModelSourceOptions& o, const DimBindings& user,
+                                      const std::vector<InputShapeFlag>& shapes) {
+  Expected<TorchScriptModel> loaded = TorchScriptModel::Load(o.path);
+  if (!loaded.ok()) return loaded.status();
+  auto model = std::make_shared<TorchScriptModel>(std::move(loaded.value()));
+  bool symbolic = false;
+  for (const InputShapeFlag& f : shapes)
+    for (const std::string& sym : f.symbols) symbolic |= sym == o.batch_dim;
+  ModelSource src;
+  src.from_torchscript = true;
+  src.description = o.path;
+  const std::string batch_dim = o.batch_dim;
+  src.at_batch = [model, user, shapes, symbolic, batch_dim](int64_t b) -> Expected<Graph> {
+    DimBindings d = user;
+    d[batch_dim] = b;
+    Expected<std::vector<InputShapeFlag>> s = ResolveInputShapes(shapes, d);
+    if (!s.ok()) return s.status();
+    if (!symbolic)
+      for (InputShapeFlag& f : s.value())
+        if (!f.dims.empty()) f.dims[0] = b;
+    return model->Walk(s.value());
+  };
+  // Walk once now so that missing shapes and unsupported nodes surface before any sweep.
+  Expected<Graph> probe = src.at_batch(1);
+  if (!probe.ok()) return probe.status();
+  return src;
 }
 
 }  // namespace
@@ -65,6 +96,7 @@ Expected<ModelSource> OpenModelSource(const ModelSourceOptions& o) {
     };
     return src;
   }
+  if (LooksLikeTorchScript(o.path)) return OpenTorchScript(o, dims.value(), shapes);
   Expected<Graph> loaded = LoadOnnxFile(o.path);
   if (!loaded.ok()) return loaded.status();
   auto base = std::make_shared<Graph>(std::move(loaded.value()));

@@ -1,4 +1,4 @@
-// Where the CLI's model comes from: a model file (ONNX) or an --arch spec, with the user's
+// Where the CLI's model comes from: a model file (ONNX or TorchScript) or an --arch spec, with the user's
 // --dim / --input-shape bindings, turned into a function from batch size to Graph for the
 // predictor's sweeps. The batch is the symbolic dim named by --batch-dim (default "batch")
 // when the model has one, else the leading dim of every graph input.
@@ -26,6 +26,7 @@ struct ModelSource {
   GraphAtBatch at_batch;
   std::string description;  // file path or spec
   bool from_onnx = false;
+  bool from_torchscript = false;
   // An arch spec that can be re-generated with other keys (what-if width/depth).
   std::string arch;
   DimBindings dims;

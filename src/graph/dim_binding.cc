@@ -1,5 +1,6 @@
 #include "graph/dim_binding.h"
 
+#include <cctype>
 #include <charconv>
 #include <set>
 
@@ -55,19 +56,57 @@ Expected<InputShapeFlag> ParseInputShapeFlag(const std::string& text) {
     if (f.input.empty())
       return InvalidInput("--input-shape '" + text + "': empty input name before '='");
   }
+  size_t colon = dims.rfind(':');
+  if (colon != std::string::npos) {
+    std::string dt = dims.substr(colon + 1);
+    std::optional<DType> t = ParseDType(dt);
+    if (!t) return InvalidInput("--input-shape '" + text + "': unknown dtype '" + dt + "'");
+    f.dtype = t;
+    dims = dims.substr(0, colon);
+  }
   if (dims.empty())
     return InvalidInput("--input-shape '" + text + "': expected [NAME=]D1xD2x..., e.g. 1x3x224x224");
+  const char* seps = dims.find(',') != std::string::npos ? "," : "x,";
+  bool any_symbol = false;
+  std::vector<std::string> symbols;
   size_t start = 0;
   while (true) {
-    size_t sep = dims.find_first_of("x,", start);
+    size_t sep = dims.find_first_of(seps, start);
     std::string part = dims.substr(start, sep == std::string::npos ? std::string::npos : sep - start);
-    Expected<int64_t> v = ParsePositive(part, "--input-shape '" + text + "'");
-    if (!v.ok()) return v.status();
-    f.dims.push_back(v.value());
+    const bool symbol = !part.empty() && (std::isalpha(static_cast<unsigned char>(part[0])) || part[0] == '_');
+    if (symbol) {
+      f.dims.push_back(-1);
+      symbols.push_back(part);
+      any_symbol = true;
+    } else {
+      Expected<int64_t> v = ParsePositive(part, "--input-shape '" + text + "'");
+      if (!v.ok()) return v.status();
+      f.dims.push_back(v.value());
+      symbols.emplace_back();
+    }
     if (sep == std::string::npos) break;
     start = sep + 1;
   }
+  if (any_symbol) f.symbols = std::move(symbols);
   return f;
+}
+
+Expected<std::vector<InputShapeFlag>> ResolveInputShapes(const std::vector<InputShapeFlag>& flags,
+                                                         const DimBindings& dims) {
+  std::vector<InputShapeFlag> out = flags;
+  for (InputShapeFlag& f : out) {
+    for (size_t k = 0; k < f.symbols.size() && k < f.dims.size(); ++k) {
+      if (f.symbols[k].empty()) continue;
+      auto it = dims.find(f.symbols[k]);
+      if (it == dims.end())
+        return InvalidInput("--input-shape " + (f.input.empty() ? std::string("(input)") : f.input) +
+                            ": symbolic dim '" + f.symbols[k] + "' has no value (give --dim " +
+                            f.symbols[k] + "=N)");
+      f.dims[k] = it->second;
+    }
+    f.symbols.clear();
+  }
+  return out;
 }
 
 Expected<DimBindings> CollectDims(const std::vector<DimFlag>& flags) {
@@ -84,7 +123,7 @@ Expected<DimBindings> CollectDims(const std::vector<DimFlag>& flags) {
 Status BindDims(Graph* graph, const DimBindings& dims_in, const std::vector<InputShapeFlag>& inputs) {
   DimBindings dims = dims_in;
   std::set<std::string> seen_inputs;
-  for (const InputShapeFlag& f : inputs) {
+  for (InputShapeFlag f : inputs) {
     std::string name = f.input;
     if (name.empty()) {
       if (graph->inputs.size() != 1) {
@@ -113,6 +152,14 @@ Status BindDims(Graph* graph, const DimBindings& dims_in, const std::vector<Inpu
                           std::to_string(t.shape.size()) + " (" + ShapeToString(t.shape) + ")");
     Shape shape;
     for (size_t k = 0; k < f.dims.size(); ++k) {
+      if (k < f.symbols.size() && !f.symbols[k].empty()) {  // a symbol of the user's
+        auto it = dims.find(f.symbols[k]);
+        if (it == dims.end()) {
+          shape.push_back(Dim::Symbol(f.symbols[k]));
+          continue;
+        }
+        f.dims[k] = it->second;
+      }
       if (t.has_shape && !t.shape[k].known() && !t.shape[k].symbol.empty()) {
         const std::string& sym = t.shape[k].symbol;
         auto [it, inserted] = dims.emplace(sym, f.dims[k]);

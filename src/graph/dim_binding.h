@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,12 +32,24 @@ struct DimFlag {
 struct InputShapeFlag {
   std::string input;  // empty: the model's only input
   std::vector<int64_t> dims;
+  // Per dim: the name of a symbolic dim ("batch"), bound later by --dim or the sweep, or ""
+  // for a concrete one. Empty when every dim is concrete. Symbolic dims hold -1 in `dims`.
+  std::vector<std::string> symbols;
+  // Element type given after ':' ("input_ids=8x128:int64"); used by front ends that store
+  // no input types (TorchScript).
+  std::optional<DType> dtype;
 };
 
 // "NAME=VALUE" with VALUE a positive integer.
 Expected<DimFlag> ParseDimFlag(const std::string& text);
-// "[NAME=]D1xD2x..." (',' also separates dims) with every D a positive integer.
+// "[NAME=]D1xD2x...[:DTYPE]" (',' also separates dims) with every D a positive integer or a
+// symbol name (a name containing 'x' needs ',' separators: "max_len,128").
 Expected<InputShapeFlag> ParseInputShapeFlag(const std::string& text);
+
+// Replaces the symbolic dims of input-shape flags by their values in `dims`; a symbol with no
+// value is an error naming it.
+Expected<std::vector<InputShapeFlag>> ResolveInputShapes(const std::vector<InputShapeFlag>& flags,
+                                                         const DimBindings& dims);
 
 // Collects flags into bindings; the same name given twice with different values is an error.
 Expected<DimBindings> CollectDims(const std::vector<DimFlag>& flags);

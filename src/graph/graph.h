@@ -74,6 +74,9 @@ struct TensorInfo {
   Shape shape;
   bool is_initializer = false;
   bool is_graph_input = false;
+  // An initializer that is state, not a learned parameter (BatchNorm running statistics in a
+  // TorchScript module): counted in weight bytes, not in params.
+  bool is_buffer = false;
   // Concrete integer contents, kept only for small int constants (shape arithmetic).
   std::optional<std::vector<int64_t>> int_values;
   // A copy of a tensor of an enclosing graph, visible inside an If/Loop/Scan body; its

@@ -132,7 +132,7 @@ class StatsWalker {
       if (!t.is_initializer || t.outer_scope || !used.count(name)) continue;
       std::optional<int64_t> n = t.has_shape ? NumElements(t.shape) : std::nullopt;
       if (!n) continue;
-      if (IsWeightDType(t.dtype)) out_->totals.params += *n;
+      if (IsWeightDType(t.dtype) && !t.is_buffer) out_->totals.params += *n;
       out_->totals.weight_bytes += static_cast<double>(*n) * DTypeSize(t.dtype);
     }
     // Constant nodes holding weights (some exporters write them instead of initializers).

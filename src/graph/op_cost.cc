@@ -436,6 +436,26 @@ Expected<OpCost> AtenSdpa(const Graph& g, const Op& op) {
   return AttentionCore(x, *q, *k, *v, &c);
 }
 
+// aten::_native_multi_head_attention(query, key, value, embed_dim, num_head, qkv_weight,
+// qkv_bias, proj_weight, proj_bias, ...): nn.MultiheadAttention's inference fast path, the
+// q/k/v projections, attention and the output projection in one op.
+Expected<OpCost> AtenNativeMha(const Graph& g, const Op& op) {
+  Ctx x{g, op};
+  OpCost c;
+  TRY(x.Bytes(&c));
+  TRY_ASSIGN(q, x.InShape(0));
+  TRY_ASSIGN(k, x.InShape(1));
+  if (q->size() != 3 || k->size() != 3) return InvalidInput(x.Node() + ": expects 3-D query and key");
+  double b = static_cast<double>((*q)[0].value), l = static_cast<double>((*q)[1].value);
+  double e = static_cast<double>((*q)[2].value), s = static_cast<double>((*k)[1].value);
+  double heads = static_cast<double>(op.IntAttr("num_head", 1));
+  double proj = b * l * e * e + 2 * b * s * e * e + b * l * e * e;  // q, k, v and output
+  double attn = 2 * b * l * s * e;                                  // q.k^T and p.v
+  c.macs = proj + attn;
+  c.flops = 2 * c.macs + kSoftmaxFlops * b * heads * l * s;
+  return c;
+}
+
 // aten::embedding(weight, indices): a gather from the table.
 Expected<OpCost> AtenEmbedding(const Graph& g, const Op& op) {
   Ctx x{g, op};
@@ -569,15 +589,22 @@ void RegisterAten(CostRegistry& r) {
        "argmax", "argmin", "gather", "scatter", "index", "tril", "triu"},
       DataMovement);
   reg({"zeros", "ones", "full", "arange", "empty", "zeros_like", "ones_like", "full_like",
-       "new_zeros", "new_ones", "randn", "rand"},
+       "new_zeros", "new_ones", "randn", "rand", "scalar_tensor", "empty_like", "full_like",
+       "rand_like", "randn_like", "new_full", "new_empty"},
       Fill);
   reg({"add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "neg", "abs", "relu",
        "relu_", "relu6", "hardtanh", "hardtanh_", "clamp", "clamp_min", "clamp_max",
        "leaky_relu", "masked_fill", "masked_fill_", "where", "eq", "ne", "lt", "gt", "le", "ge",
        "logical_not", "logical_and", "logical_or", "maximum", "minimum", "rsub", "floor",
        "ceil", "round", "sign", "reciprocal", "bitwise_not", "cumsum", "fill_", "__and__",
-       "__or__", "__xor__", "bitwise_and", "bitwise_or", "bitwise_xor", "logical_xor"},
+       "__or__", "__xor__", "bitwise_and", "bitwise_or", "bitwise_xor", "logical_xor", "diff",
+       "floor_divide", "remainder", "fmod", "true_divide", "square", "trunc", "frac", "isnan",
+       "isinf", "isfinite", "nan_to_num", "threshold", "copysign", "lerp", "cumprod", "clamp_",
+       "zero_", "clamp_min_", "clamp_max_"},
       PerOutputElement(kSimpleFlops));
+  reg({"log1p", "expm1", "log2", "log10", "sinh", "cosh", "asin", "acos", "atan", "atan2",
+       "erfinv", "logit", "hypot", "xlogy", "exp_"},
+      PerOutputElement(kTranscendentalFlops));
   reg({"exp", "log", "sqrt", "rsqrt", "erf", "tanh", "sigmoid", "sin", "cos", "pow",
        "softplus", "elu", "selu", "celu"},
       PerOutputElement(kTranscendentalFlops));
@@ -618,6 +645,7 @@ void RegisterAten(CostRegistry& r) {
        "_scaled_dot_product_efficient_attention"},
       AtenSdpa);
   reg({"embedding"}, AtenEmbedding);
+  reg({"_native_multi_head_attention"}, AtenNativeMha);
   reg({"max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d"},
       PoolCost);
   reg({"adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",

@@ -33,8 +33,33 @@ TEST(DimBindingTest, ParsesInputShapes) {
   ASSERT_TRUE(b.ok());
   EXPECT_EQ(b->input, "input_ids");
   EXPECT_EQ(b->dims, (std::vector<int64_t>{4, 128}));
-  for (const char* bad : {"", "x=", "1x0x3", "1x-3", "1xx3", "=1x3", "ax3"})
+  for (const char* bad : {"", "x=", "1x0x3", "1x-3", "1xx3", "=1x3", "1x$x3", "1x3:float99", "1x3:"})
     EXPECT_FALSE(ParseInputShapeFlag(bad).ok()) << bad;
+}
+
+TEST(DimBindingTest, InputShapesWithSymbolsAndDtype) {
+  Expected<InputShapeFlag> a = ParseInputShapeFlag("input_ids=batchx128:int32");
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_EQ(a->input, "input_ids");
+  EXPECT_EQ(a->symbols, (std::vector<std::string>{"batch", ""}));
+  ASSERT_TRUE(a->dtype.has_value());
+  EXPECT_EQ(*a->dtype, DType::kInt32);
+  // A symbol containing 'x' needs ',' separators.
+  Expected<InputShapeFlag> b = ParseInputShapeFlag("max_len,4");
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->symbols, (std::vector<std::string>{"max_len", ""}));
+  Expected<std::vector<InputShapeFlag>> r = ResolveInputShapes({a.value()}, {{"batch", 8}});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.value()[0].dims, (std::vector<int64_t>{8, 128}));
+  EXPECT_TRUE(r.value()[0].symbols.empty());
+  r = ResolveInputShapes({a.value()}, {{"seq", 8}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("'batch'"), std::string::npos) << r.status().message();
+  // Binding an ONNX graph input with a user symbol bound by --dim.
+  Graph g;
+  AddInput(g, "x", {Dim::Symbol("N"), Dim::Known(128)});
+  ASSERT_TRUE(BindDims(&g, {{"batch", 4}}, {{"x", {-1, 128}, {"batch", ""}}}).ok());
+  EXPECT_EQ(ShapeToString(g.Find("x")->shape), "4x128");
 }
 
 TEST(DimBindingTest, CollectRejectsConflicts) {
