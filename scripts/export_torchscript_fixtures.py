@@ -31,6 +31,7 @@ import zipfile
 
 import torch
 
+SDPA = False  # --sdpa
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "tests", "data", "torchscript")
 
@@ -170,10 +171,10 @@ class HfIdsOnly(torch.nn.Module):
 
 
 def hf_attention(tiny):
-    # Tiny fixtures use the "eager" attention (matmul, softmax): LibTorch 1.13 has no
-    # aten::scaled_dot_product_attention, and the committed files must load in both versions.
-    # Full-size files keep the default (SDPA), what inference runs today.
-    return {"attn_implementation": "eager"} if tiny else {}
+    # The fixtures use the "eager" attention (matmul, softmax), as the ONNX twins do: LibTorch
+    # 1.13 has no aten::scaled_dot_product_attention, and the files must load in both versions.
+    # --sdpa keeps the default (SDPA), what inference with torch 2.x runs.
+    return {} if SDPA else {"attn_implementation": "eager"}
 
 
 def with_attention(cfg, tiny):
@@ -283,7 +284,12 @@ def main():
     ap.add_argument("--full", action="store_true", help="full-size models into tests/data/torchscript/full")
     ap.add_argument("--only", action="append", choices=sorted(HF_TV))
     ap.add_argument("--out", default=None)
+    ap.add_argument("--sdpa", action="store_true",
+                    help="trace Hugging Face models with their default SDPA attention (torch >= 2.0 "
+                         "loads them; the ONNX twin still uses eager attention)")
     a = ap.parse_args()
+    global SDPA
+    SDPA = a.sdpa
     out = a.out or (os.path.join(DATA, "full") if a.full else DATA)
     os.makedirs(out, exist_ok=True)
     rows = [] if a.full else tiny_pure(out)

@@ -37,9 +37,12 @@ for stage in "$@"; do
     quickbench) "$ftax" bench --quick -o "$out/measurements.json" 2>&1 | grep -v "^\[bench\]   " ;;
     bench) "$ftax" bench -o "$out/measurements.json" 2>&1 | grep -v "^\[bench\]   " ;;
     eager)
+      # With the traces of the ts stage (run it first), rows also name their TorchScript file,
+      # so models without an arch spec can be predicted from it.
       PYTHONUNBUFFERED=1 python3 scripts/validate_eager.py --out "$out/validation_eager.json" \
-        --models "$MODELS" --precisions "$PRECISIONS" --batches "$BATCHES" --budget-s "$BUDGET_S" 2>&1 |
-        tee -a "$out/campaign.log" | tail -3
+        --models "$MODELS" --precisions "$PRECISIONS" --batches "$BATCHES" --budget-s "$BUDGET_S" \
+        --models-dir /tmp/models 2>&1 | tee -a "$out/campaign.log" | tail -3
+      python3 scripts/keep_traces.py "$out/validation_eager.json" --models-out "$out/models"
       ;;
     ts)
       mkdir -p /tmp/models /tmp/val
@@ -61,6 +64,7 @@ for p in sys.argv[2:]:
 json.dump(doc, open(sys.argv[1], "w"), indent=1)
 print("validation_ts rows", len(doc["rows"]), "failures", len(doc["failures"]))
 PY
+      python3 scripts/keep_traces.py "$out/validation_ts.json" --models-out "$out/models"
       ;;
     *) log "unknown stage $stage" ;;
   esac

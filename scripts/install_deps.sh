@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs what ftax needs to build and test on a Debian/Ubuntu machine (skips what is there).
-# LibTorch and CUDA are optional (GPU host only; see scripts/build_gpu.sh).
+# Debian's libtorch-dev (1.13, CPU) serves the TorchScript loader and its tests; the CUDA parts
+# (bench, validate) need the PyTorch wheel's LibTorch on the GPU host (scripts/build_gpu.sh).
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libonnx-dev libprotobuf-dev protobuf-compiler libceres-dev
       libcli11-dev nlohmann-json3-dev libeigen3-dev libgtest-dev libgmock-dev libbenchmark-dev
-      gnuplot-nox libonnx-testdata python3)
+      gnuplot-nox libonnx-testdata python3 libtorch-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

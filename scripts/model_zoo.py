@@ -10,6 +10,10 @@ MODELS = {
     "bert-deep": ("bert:layers=24,hidden=768,heads=12,ffn=3072", "text"),
     "gpt2": ("gpt:layers=12,hidden=768,heads=12,ffn=3072", "text"),
     "resnet50": ("resnet:depth=50", "image"),
+    # "Efficient" deep-narrow models (the paper's Figure 8): no arch family describes them, so
+    # ftax predicts them from their TorchScript traces (export_torchscript.py).
+    "mobilebert": ("", "text"),
+    "squeezebert": ("", "text"),
 }
 
 
@@ -24,6 +28,10 @@ def build(name):
         cfg = tf.GPT2Config()
         cfg.use_cache = False
         return tf.GPT2Model(cfg).eval()
+    if name == "mobilebert":
+        return tf.MobileBertModel(tf.MobileBertConfig(), add_pooling_layer=False).eval()
+    if name == "squeezebert":
+        return tf.SqueezeBertModel(tf.SqueezeBertConfig()).eval()
     if name == "distilbert":
         return tf.DistilBertModel(tf.DistilBertConfig()).eval()
     kw = {}

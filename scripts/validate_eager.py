@@ -27,6 +27,9 @@ def main():
     ap.add_argument("--batches", default="1,2,4,8,16,32,64,128")
     ap.add_argument("--seq", type=int, default=128)
     ap.add_argument("--budget-s", type=float, default=1.0, help="timing budget per point")
+    ap.add_argument("--models-dir", default="",
+                    help="where export_torchscript.py wrote NAME.PRECISION.pt: rows then name that file "
+                         "and their inputs, so ftax can predict from the trace (models without an arch spec)")
     a = ap.parse_args()
     import torch
     from torch.profiler import ProfilerActivity, profile
@@ -103,6 +106,11 @@ def main():
                            "aten_ops_per_iter": aten_top / iters,
                            "kernels": {k: [v[0] / iters, v[1] / iters] for k, v in kernels.items()}}
                     row["framework_ms_measured"] = max(0.0, lat["median"] - row["kernel_ms"])
+                    pt = os.path.join(a.models_dir, f"{name}.{p}.pt") if a.models_dir else ""
+                    if pt and os.path.exists(pt):
+                        row["source"] = pt
+                        row["inputs"] = [{"shape": list(x.shape), "dtype": str(x.dtype).replace("torch.", "")}
+                                         for x in xs]
                     doc["rows"].append(row)
                     flush()
                     print(f"eager {name} {p} b{b}: {lat['median']:.2f} ms "

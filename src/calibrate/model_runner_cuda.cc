@@ -29,6 +29,13 @@ at::ScalarType ScalarOf(const std::string& d) {
   return at::kFloat;
 }
 
+// The inputs as rows record them, so that the comparison can walk the same file.
+json InputsJson(const RunOptions& o) {
+  json a = json::array();
+  for (const ModelInput& mi : o.inputs) a.push_back({{"shape", mi.shape}, {"dtype", mi.dtype}});
+  return a;
+}
+
 std::vector<c10::IValue> MakeInputs(const RunOptions& o, int64_t batch, const at::Device& dev) {
   std::vector<c10::IValue> in;
   bool first_int = true;
@@ -127,7 +134,8 @@ Status MeasureModel(const RunOptions& o, const ProgressFn& progress, ResultWrite
     for (int64_t b : o.batches) {
       json row = {{"model", o.model_name}, {"arch", o.arch}, {"framework", FrameworkName(f)},
                   {"precision", o.precision}, {"batch", b},
-                  {"seq", o.seq > 0 ? json(o.seq) : json(nullptr)}, {"source", o.model_path}};
+                  {"seq", o.seq > 0 ? json(o.seq) : json(nullptr)}, {"source", o.model_path},
+                  {"inputs", InputsJson(o)}};
       try {
         std::vector<c10::IValue> in = MakeInputs(o, b, dev);
         Timed t;

@@ -3,15 +3,45 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
 
 #include "calibrate/kernel_classify.h"
 #include "common/percentile.h"
 #include "graph/arch_spec.h"
+#include "graph/torchscript_loader.h"
 
 namespace ftax {
 namespace {
 
 using json = nlohmann::json;
+
+// The Graph of a measured row's TorchScript file ("source", with "inputs" [{shape, dtype}] in
+// forward's order, dim 0 the batch) at the row's batch.
+Expected<Graph> WalkRowModel(const json& row, int64_t batch,
+                             std::map<std::string, std::shared_ptr<TorchScriptModel>>* cache) {
+  const std::string path = row.at("source").get<std::string>();
+  auto it = cache->find(path);
+  if (it == cache->end()) {
+    Expected<TorchScriptModel> m = TorchScriptModel::Load(path);
+    if (!m.ok()) return m.status();
+    it = cache->emplace(path, std::make_shared<TorchScriptModel>(std::move(m.value()))).first;
+  }
+  const TorchScriptModel& model = *it->second;
+  const json& inputs = row.at("inputs");
+  if (!inputs.is_array() || inputs.size() != model.input_names().size())
+    return InvalidInput(path + ": the row describes " + std::to_string(inputs.size()) + " inputs, forward takes " +
+                        std::to_string(model.input_names().size()));
+  std::vector<InputShapeFlag> flags;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    InputShapeFlag f;
+    f.input = model.input_names()[i];
+    f.dims = inputs[i].at("shape").get<std::vector<int64_t>>();
+    if (!f.dims.empty()) f.dims[0] = batch;
+    f.dtype = ParseDType(inputs[i].value("dtype", "float32"));
+    flags.push_back(f);
+  }
+  return model.Walk(flags);
+}
 
 }  // namespace
 
@@ -21,6 +51,7 @@ Expected<ValidationReport> CompareMeasurements(const json& measured, const HostP
     return InvalidInput("measurements: expected an object with an array 'rows'");
   ValidationReport rep;
   std::map<std::string, std::vector<std::string>> seen_notes;
+  std::map<std::string, std::shared_ptr<TorchScriptModel>> models;  // loaded once per file
   int index = 0;
   for (const json& m : measured["rows"]) {
     const std::string where = "rows[" + std::to_string(index++) + "]";
@@ -41,8 +72,9 @@ Expected<ValidationReport> CompareMeasurements(const json& measured, const HostP
     } catch (const std::exception& e) {
       return InvalidInput("measurements " + where + ": " + e.what());
     }
-    if (r.arch.empty()) {
-      rep.skipped.push_back(where + " (" + r.model + "): no arch spec to predict from");
+    const bool from_file = r.arch.empty() || opt.predict_from_file;
+    if (from_file && !(m.contains("source") && m.contains("inputs"))) {
+      rep.skipped.push_back(where + " (" + r.model + "): no arch spec and no TorchScript file to predict from");
       continue;
     }
     auto fw = ParseFramework(r.framework);
@@ -64,7 +96,7 @@ Expected<ValidationReport> CompareMeasurements(const json& measured, const HostP
     }
     DimBindings dims = {{"batch", r.batch}};
     if (r.seq > 0) dims["seq"] = r.seq;
-    Expected<Graph> g = BuildArchGraph(r.arch, dims, ArchFlavor::kTorch);
+    Expected<Graph> g = from_file ? WalkRowModel(m, r.batch, &models) : BuildArchGraph(r.arch, dims, ArchFlavor::kTorch);
     if (!g.ok()) {
       rep.skipped.push_back(where + " (" + r.model + "): " + g.status().message());
       continue;

@@ -1,8 +1,8 @@
 // Validation: predictions put beside real measurements.
 //
 // Measured rows (from `ftax validate MODEL.pt` on a CUDA host, or from
-// scripts/validate_eager.py for Python eager) name a model's arch spec, framework,
-// precision and batch, with the measured latency spread, kernel time and kernels by name.
+// scripts/validate_eager.py for Python eager) name a model's arch spec (or its TorchScript
+// file and input shapes), framework, precision and batch, with the measured latency spread, kernel time and kernels by name.
 // CompareMeasurements predicts every row with a host profile and reports per row the error,
 // whether the prediction falls inside the measured p10..p90, whether the bound agrees, and
 // per kernel class the predicted and measured kernel time; then per framework the share of
@@ -28,6 +28,9 @@ struct CompareOptions {
   int interval_samples = 64;
   double tolerance_pct = 10;  // cuda-graph target; eager targets use tolerance_eager_pct
   double tolerance_eager_pct = 15;
+  // Predict from the row's TorchScript file ("source" + "inputs") even when it names an arch
+  // spec; rows without an arch spec always are.
+  bool predict_from_file = false;
 };
 
 struct ValidationRow {

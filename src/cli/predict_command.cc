@@ -181,12 +181,16 @@ int RunPredict(const PredictOptions& o) {
 }  // namespace
 
 static void AddModelSourceOptions(CLI::App* cmd, ModelSourceOptions* m, bool positional) {
-  if (positional) cmd->add_option("model", m->path, "model file (.onnx)");
+  if (positional) cmd->add_option("model", m->path,
+                                  "model file: ONNX (.onnx) or TorchScript (.pt; give --input-shape "
+                                  "for every input of forward; the batch is the dim named "
+                                  "--batch-dim in them, else every input's leading dim)");
   cmd->add_option("--arch", m->arch, "architecture spec instead of a file, e.g. bert:layers=6,hidden=512");
   cmd->add_option("--flavor", m->flavor, "arch decomposition: torch (what PyTorch dispatches) or onnx")
       ->capture_default_str();
   cmd->add_option("--dim", m->dims, "bind a symbolic dim: NAME=VALUE (repeatable), e.g. seq=128");
-  cmd->add_option("--input-shape", m->input_shapes, "set an input shape: [NAME=]1x3x224x224 (repeatable)");
+  cmd->add_option("--input-shape", m->input_shapes, "set an input shape: [NAME=]1x3x224x224[:DTYPE] (repeatable); dims may be names "
+                  "bound by --dim or the batch sweep (input_ids=batchx128)");
   cmd->add_option("--batch-dim", m->batch_dim, "name of the symbolic batch dim")->capture_default_str();
 }
 

@@ -42,6 +42,7 @@ struct ValidateOptions {
   std::vector<std::string> traces;
   std::string model_name;
   int64_t seq = 0;
+  std::string predict_from = "arch";
 };
 
 // Measured latency (median with p10..p90 bars) and predicted latency (line with its interval)
@@ -95,7 +96,8 @@ Status PlotValidation(const ValidationReport& r, const std::string& path) {
 
 // Leave-one-model-out: each model's rows are predicted with framework costs refined on the
 // other models' rows only.
-Expected<ValidationReport> CompareLeaveOneModelOut(const json& measured, const HostProfile& profile) {
+Expected<ValidationReport> CompareLeaveOneModelOut(const json& measured, const HostProfile& profile,
+                                                   const CompareOptions& copt) {
   std::set<std::string> models;
   for (const auto& r : measured["rows"]) models.insert(r.value("model", ""));
   ValidationReport all;
@@ -108,7 +110,7 @@ Expected<ValidationReport> CompareLeaveOneModelOut(const json& measured, const H
     json subset = {{"rows", json::array()}};
     for (const auto& r : measured["rows"])
       if (r.value("model", "") == m) subset["rows"].push_back(r);
-    Expected<ValidationReport> part = CompareMeasurements(subset, refined.value(), CompareOptions{});
+    Expected<ValidationReport> part = CompareMeasurements(subset, refined.value(), copt);
     if (!part.ok()) return part.status();
     for (auto& row : part->rows) all.rows.push_back(row);
     for (auto& n : part->notes)
@@ -120,7 +122,7 @@ Expected<ValidationReport> CompareLeaveOneModelOut(const json& measured, const H
               std::to_string(e.rows) + " rows)";
     all.notes.push_back(line);
   }
-  SummarizeReport(&all, CompareOptions{});
+  SummarizeReport(&all, copt);
   return all;
 }
 
@@ -252,9 +254,11 @@ int RunValidate(const ValidateOptions& o) {
   }
   if (o.refine != "none" && o.refine != "leave-one-model-out")
     return ReportError("validate", InvalidInput("--refine must be none or leave-one-model-out"));
+  CompareOptions copt;
+  copt.predict_from_file = o.predict_from == "file";
   Expected<ValidationReport> rep = o.refine == "none"
-                                       ? CompareMeasurements(measured, profile.value(), CompareOptions{})
-                                       : CompareLeaveOneModelOut(measured, profile.value());
+                                       ? CompareMeasurements(measured, profile.value(), copt)
+                                       : CompareLeaveOneModelOut(measured, profile.value(), copt);
   if (!rep.ok()) return ReportError("validate", rep.status());
   if (!o.output.empty() && o.model.empty()) {
     std::ofstream out(o.output);
@@ -293,6 +297,10 @@ void SetupValidateCommand(CLI::App& app) {
   cmd->add_option("--format", o->format, "table, json or csv")->capture_default_str();
   cmd->add_option("--budget-s", o->budget_s, "timing budget per point (s)")->capture_default_str();
   cmd->add_option("--device", o->device, "CUDA device index")->capture_default_str();
+  cmd->add_option("--predict-from", o->predict_from,
+                  "what the prediction is made from: arch (the row's arch spec; rows without one use "
+                  "their TorchScript file) or file (always the TorchScript file the row ran)")
+      ->check(CLI::IsMember({"arch", "file"}));
   cmd->add_option("--refine", o->refine,
                   "none, or leave-one-model-out: predict each model with Python-eager/TorchScript "
                   "dispatch costs scaled to the other models' measured framework time")
