@@ -109,11 +109,14 @@ class TinyScripted(torch.nn.Module):
 
 
 def zero_and_deflate(path):
-    """Rewrites a saved TorchScript archive with every tensor record zeroed, deflated."""
+    """Rewrites a saved TorchScript archive with every tensor record zeroed and without the
+    debug pickles (source ranges for error messages, which loading does not need), deflated."""
     src = zipfile.ZipFile(path)
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as dst:
         for info in src.infolist():
+            if info.filename.endswith(".debug_pkl"):
+                continue
             data = src.read(info.filename)
             if "/data/" in info.filename and not info.filename.endswith(".pkl"):
                 data = bytes(len(data))
