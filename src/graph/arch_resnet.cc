@@ -22,13 +22,13 @@ std::string Block(GraphBuilder& b, bool bottleneck, const std::string& x, const 
   std::string y;
   if (bottleneck) {
     y = ConvBn(b, "conv1", "bn1", x, xd, planes, 1, 1, 0, 1, &d1);
-    y = Relu(b, "relu", y, d1);
+    y = Relu(b, "relu", y, d1, true);
     y = ConvBn(b, "conv2", "bn2", y, d1, planes, 3, stride, 1, 1, &d2);
-    y = Relu(b, "relu_1", y, d2);
+    y = Relu(b, "relu_1", y, d2, true);
     y = ConvBn(b, "conv3", "bn3", y, d2, out_c, 1, 1, 0, 1, &d3);
   } else {
     y = ConvBn(b, "conv1", "bn1", x, xd, planes, 3, stride, 1, 1, &d1);
-    y = Relu(b, "relu", y, d1);
+    y = Relu(b, "relu", y, d1, true);
     y = ConvBn(b, "conv2", "bn2", y, d1, planes, 3, 1, 1, 1, &d3);
   }
   std::string identity = x;
@@ -37,9 +37,9 @@ std::string Block(GraphBuilder& b, bool bottleneck, const std::string& x, const 
     Dims dd;
     identity = ConvBn(b, "downsample.0", "downsample.1", x, xd, out_c, 1, stride, 0, 1, &dd);
   }
-  y = b.Op1(b.torch() ? "add" : "Add", {y, identity}, d3);
+  y = b.Op1(b.torch() ? "add_" : "Add", {y, identity}, d3);  // torchvision: out += identity
   *yd = d3;
-  return Relu(b, bottleneck ? "relu_2" : "relu_1", y, d3);
+  return Relu(b, bottleneck ? "relu_2" : "relu_1", y, d3, true);  // nn.ReLU(inplace=True)
 }
 
 }  // namespace
@@ -85,7 +85,7 @@ Status BuildResnet(const ArchParams& p, Graph* g) {
   std::string x = b.Input("input", p.dtype, xd);
   Dims yd;
   x = ConvBn(b, "conv1", "bn1", x, xd, width, 7, 2, 3, 1, &yd);
-  x = Relu(b, "relu", x, yd);
+  x = Relu(b, "relu", x, yd, true);
   xd = {B, width, ConvOut(yd[2], 3, 2, 1), ConvOut(yd[3], 3, 2, 1)};
   {
     ScopeGuard m(b, "maxpool");

@@ -645,9 +645,9 @@ std::string ConvBias(GraphBuilder& b, std::string_view module, const std::string
 }
 
 std::string Relu(GraphBuilder& b, std::string_view module, const std::string& x,
-                 const Dims& xd) {
+                 const Dims& xd, bool inplace) {
   MaybeScope s(b, module);
-  return b.Op1(b.torch() ? "relu" : "Relu", {x}, xd);
+  return b.Op1(b.torch() ? (inplace ? "relu_" : "relu") : "Relu", {x}, xd);
 }
 
 std::string Relu6(GraphBuilder& b, std::string_view module, const std::string& x,

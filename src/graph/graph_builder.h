@@ -200,7 +200,8 @@ std::string ConvBias(GraphBuilder& b, std::string_view module, const std::string
                      int64_t pad, Dims* yd);
 // nn.ReLU (Relu / relu) and nn.ReLU6 (Clip(0, 6) / hardtanh) in scope `module`.
 std::string Relu(GraphBuilder& b, std::string_view module, const std::string& x,
-                 const Dims& xd);
+                 const Dims& xd,
+                 bool inplace = false);
 std::string Relu6(GraphBuilder& b, std::string_view module, const std::string& x,
                   const Dims& xd);
 // Output size of a convolution or pooling window along one axis.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "predictor/lowering_rules.h"
@@ -41,6 +42,7 @@ class Walker {
       Status s = LowerOp(int(i), g_.ops[i]);
       if (!s.ok()) return s;
     }
+    if (opt_.framework == Framework::kTorchscript || opt_.framework == Framework::kCudaGraph) FuseElementwiseChains();
     work_.module_calls = opt_.framework == Framework::kPytorchEager ? CountModuleCalls(g_) : 0;
     bool any_onnx = std::any_of(g_.ops.begin(), g_.ops.end(),
                                 [](const Op& op) { return op.domain != "aten"; });
@@ -110,6 +112,126 @@ class Walker {
         return true;
     }
     return false;
+  }
+
+  // The TorchScript profiling executor's fuser (NNC) compiles groups of element-wise ops into
+  // one kernel ("fused_mul_pow_mul_add_mul_tanh_add_mul" for GPT-2's GELU in CUPTI records)
+  // after its profiling runs; CUDA graphs captured from a TorchScript module replay those
+  // kernels. A group here: element-wise ops (one kernel each) joined where one consumes the
+  // other's output and nothing else reads it. The fused kernel skips the intermediates' round
+  // trips through memory, and the interpreter runs the group as one op, at its last member.
+  void FuseElementwiseChains() {
+    // Element-wise types NNC fuses (not the in-place ones); compared without hashing.
+    auto fusible_type = [](const std::string& t) {
+      static const std::string_view kTypes[] = {"add", "sub", "mul", "div", "rsub", "neg",
+                                                "relu", "sigmoid", "tanh", "exp", "pow"};
+      if (t.size() > 7) return false;
+      for (std::string_view f : kTypes)
+        if (t == f) return true;
+      return false;
+    };
+    const size_t n = g_.ops.size();
+    thread_local std::vector<int> single;  // op -> its dispatch, when that is one element-wise kernel
+    single.assign(n, -1);
+    bool any_candidate = false;
+    for (size_t d = 0; d < work_.dispatches.size(); ++d) {
+      const DispatchWork& w = work_.dispatches[d];
+      if (w.op_index < 0 || w.num_kernels != 1) continue;
+      if (work_.kernels[size_t(w.first_kernel)].cls != KernelClass::kElementwise) continue;
+      const Op& op = g_.ops[size_t(w.op_index)];
+      if (op.domain != "aten" || op.outputs.empty() || op.repeat > 1 || !fusible_type(op.type)) continue;
+      single[size_t(w.op_index)] = int(d);
+      any_candidate = true;
+    }
+    if (!any_candidate) return;
+    // Producer -> consumer pairs among candidates, looked for a few ops back (this runs for
+    // every point of a sweep, so no hashing of every tensor name).
+    constexpr size_t kWindow = 8;
+    struct Edge {
+      int producer, consumer;
+      const std::string* tensor;
+    };
+    std::vector<Edge> edges;
+    for (size_t j = 0; j < n; ++j) {
+      if (single[j] < 0) continue;
+      for (size_t k = j > kWindow ? j - kWindow : 0; k < j; ++k) {
+        if (single[k] < 0) continue;
+        const std::string& out = g_.ops[k].outputs[0];
+        for (const std::string& in : g_.ops[j].inputs)
+          if (in == out) {
+            edges.push_back({int(k), int(j), &out});
+            break;
+          }
+      }
+    }
+    if (edges.empty()) return;
+    // Keep edges whose tensor has no other reader (count readers of those few tensors only).
+    std::vector<Edge> kept;
+    for (const Edge& e : edges) {
+      int readers = 0;
+      for (const Op& op : g_.ops)
+        for (const std::string& in : op.inputs) readers += in == *e.tensor;
+      for (const std::string& o : g_.outputs) readers += o == *e.tensor;
+      if (readers == 1) kept.push_back(e);
+    }
+    if (kept.empty()) return;
+    std::vector<int> parent(n);
+    for (size_t i = 0; i < n; ++i) parent[i] = int(i);
+    auto find = [&](int x) {
+      while (parent[size_t(x)] != x) x = parent[size_t(x)] = parent[size_t(parent[size_t(x)])];
+      return x;
+    };
+    for (const Edge& e : kept) parent[size_t(find(e.producer))] = find(e.consumer);
+    std::vector<int> last(n, -1), size(n, 0);
+    for (const Edge& e : kept)
+      for (int i : {e.producer, e.consumer}) last[size_t(find(i))] = std::max(last[size_t(find(i))], i);
+    for (size_t i = 0; i < n; ++i)
+      if (single[i] >= 0) ++size[size_t(find(int(i)))];
+    auto internal = [&](int op, const std::string& in) {
+      for (const Edge& e : kept)
+        if (e.consumer == op && *e.tensor == in) return true;
+      return false;
+    };
+    struct Group {
+      KernelWork k;
+      std::vector<const std::string*> inputs;  // read from outside the group
+    };
+    std::unordered_map<int, Group> acc;
+    std::vector<DispatchWork> dispatches;
+    std::vector<KernelWork> kernels;
+    dispatches.reserve(work_.dispatches.size());
+    kernels.reserve(work_.kernels.size());
+    for (const DispatchWork& d : work_.dispatches) {
+      const int i = d.op_index;
+      if (i >= 0 && single[size_t(i)] >= 0 && size[size_t(find(i))] > 1) {
+        const int r = find(i);
+        const KernelWork& k = work_.kernels[size_t(d.first_kernel)];
+        auto [it, fresh] = acc.try_emplace(r, Group{k, {}});
+        if (!fresh) it->second.k.flops += k.flops;
+        for (const std::string& in : g_.ops[size_t(i)].inputs) {
+          if (in.empty() || internal(i, in)) continue;
+          bool seen = false;
+          for (const std::string* s : it->second.inputs) seen |= *s == in;
+          if (!seen) it->second.inputs.push_back(&in);
+        }
+        if (i != last[size_t(r)]) continue;
+        // The fused kernel reads each outside input once and writes the group's result.
+        double bytes = std::max(0.0, Bytes(g_.ops[size_t(i)].outputs[0]));
+        for (const std::string* in : it->second.inputs) bytes += std::max(0.0, Bytes(*in));
+        it->second.k.bytes = bytes;
+        DispatchWork nd = d;
+        nd.first_kernel = int(kernels.size());
+        kernels.push_back(it->second.k);
+        dispatches.push_back(nd);
+        continue;
+      }
+      DispatchWork nd = d;
+      nd.first_kernel = int(kernels.size());
+      for (int k = 0; k < d.num_kernels; ++k) kernels.push_back(work_.kernels[size_t(d.first_kernel + k)]);
+      dispatches.push_back(nd);
+    }
+    work_.dispatches = std::move(dispatches);
+    work_.kernels = std::move(kernels);
   }
 
   void Dispatch(DispatchClass c, int op_index, int first_kernel) {
@@ -322,6 +444,17 @@ class Walker {
       }
     }
     work_.kernels.push_back(k);
+    if (op.type == "addmm" && op.domain == "aten") {
+      // aten::addmm(bias, x, w) as Hugging Face's Conv1D calls it (GPT-2) runs the GEMM without
+      // cuBLASLt's bias epilogue and adds the broadcast bias in a second kernel (CUPTI, H200).
+      KernelWork b;
+      b.op_index = index;
+      b.dtype = opt_.precision;
+      b.cls = KernelClass::kElementwise;
+      b.flops = Numel(out);
+      b.bytes = 2.0 * out_bytes;
+      work_.kernels.push_back(b);
+    }
     return Status::Ok();
   }
 

@@ -334,8 +334,8 @@ TEST(ArchSpecTest, ResnetTorchDecomposition) {
   for (const Op& op : g.ops) EXPECT_EQ(op.domain, "aten") << op.name;
   EXPECT_EQ(CountType(g, "conv2d"), 1 + 8 * 2 + 3);
   EXPECT_EQ(CountType(g, "batch_norm"), CountType(g, "conv2d"));
-  EXPECT_EQ(CountType(g, "relu"), 1 + 8 * 2);
-  EXPECT_EQ(CountType(g, "add"), 8);
+  EXPECT_EQ(CountType(g, "relu_"), 1 + 8 * 2);
+  EXPECT_EQ(CountType(g, "add_"), 8);
   EXPECT_EQ(CountType(g, "max_pool2d"), 1);
   EXPECT_EQ(CountType(g, "adaptive_avg_pool2d"), 1);
   EXPECT_EQ(CountType(g, "flatten"), 1);
@@ -349,7 +349,7 @@ TEST(ArchSpecTest, ResnetTorchDecomposition) {
   // The block's ReLU module runs twice: two scopes, as the exporter names them.
   std::set<std::string> relu_scopes;
   for (const Op& op : g.ops) {
-    if (op.type == "relu" && op.scope.rfind("/layer1/layer1.0/", 0) == 0) {
+    if (op.type == "relu_" && op.scope.rfind("/layer1/layer1.0/", 0) == 0) {
       relu_scopes.insert(op.scope);
     }
   }

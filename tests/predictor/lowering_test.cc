@@ -50,6 +50,74 @@ TEST(LoweringTest, AtenLinearIsOneGemmWithBiasEpilogue) {
   EXPECT_EQ(w->dispatches[0].cls, DispatchClass::kLibrary);
 }
 
+// GPT-2's tanh GELU: 0.5*x * (1 + tanh(c * (x + 0.044715 * x^3))), eight element-wise ops.
+Graph GeluGraph() {
+  Graph g;
+  for (const char* n : {"x", "a", "b", "c", "d", "e", "f", "h", "y"}) g.tensors[n] = T(n, {8, 128, 3072});
+  g.ops.push_back(MakeOp("aten", "mul", {"x"}, {"a"}));
+  g.ops.push_back(MakeOp("aten", "pow", {"x"}, {"b"}));
+  g.ops.push_back(MakeOp("aten", "mul", {"b"}, {"c"}));
+  g.ops.push_back(MakeOp("aten", "add", {"x", "c"}, {"d"}));
+  g.ops.push_back(MakeOp("aten", "mul", {"d"}, {"e"}));
+  g.ops.push_back(MakeOp("aten", "tanh", {"e"}, {"f"}));
+  g.ops.push_back(MakeOp("aten", "add", {"f"}, {"h"}));
+  g.ops.push_back(MakeOp("aten", "mul", {"a", "h"}, {"y"}));
+  g.outputs = {"y"};
+  return g;
+}
+
+TEST(LoweringTest, TorchScriptFusesElementwiseGroupsEagerDoesNot) {
+  Graph g = GeluGraph();
+  Expected<WorkList> eager = Lower(g, {Framework::kPytorchEager, DType::kFloat16});
+  Expected<WorkList> ts = Lower(g, {Framework::kTorchscript, DType::kFloat16});
+  Expected<WorkList> cg = Lower(g, {Framework::kCudaGraph, DType::kFloat16});
+  ASSERT_TRUE(eager.ok() && ts.ok() && cg.ok());
+  EXPECT_EQ(eager->kernels.size(), 8u);
+  EXPECT_EQ(eager->dispatches.size(), 8u);
+  // One kernel and one interpreter op, as CUPTI shows "fused_mul_pow_mul_add_mul_tanh_add_mul".
+  ASSERT_EQ(ts->kernels.size(), 1u);
+  EXPECT_EQ(ts->dispatches.size(), 1u);
+  EXPECT_EQ(cg->kernels.size(), 1u);
+  double flops = 0, bytes = 0;
+  for (const KernelWork& k : eager->kernels) {
+    flops += k.flops;
+    bytes += k.bytes;
+  }
+  EXPECT_DOUBLE_EQ(ts->kernels[0].flops, flops);
+  // Reads x, writes y: the seven intermediates never reach memory.
+  EXPECT_DOUBLE_EQ(ts->kernels[0].bytes, 2 * 8 * 128 * 3072 * 2.0);
+  EXPECT_LT(ts->kernels[0].bytes, bytes / 4);
+}
+
+TEST(LoweringTest, InPlaceOpsAndSharedIntermediatesAreNotFused) {
+  Graph g;
+  for (const char* n : {"x", "r", "s", "t", "u"}) g.tensors[n] = T(n, {4, 64});
+  g.ops.push_back(MakeOp("aten", "add_", {"x", "r"}, {"s"}));  // ResNet's out += identity
+  g.ops.push_back(MakeOp("aten", "relu_", {"s"}, {"t"}));
+  g.ops.push_back(MakeOp("aten", "mul", {"t"}, {"u"}));
+  g.outputs = {"u", "t"};  // t is read twice: mul and the graph output
+  Expected<WorkList> w = Lower(g, {Framework::kTorchscript, DType::kFloat16});
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(w->kernels.size(), 3u);
+}
+
+TEST(LoweringTest, AddmmAddsItsBiasInASecondKernel) {
+  Graph g;
+  g.tensors["bias"] = T("bias", {2304}, DType::kFloat32, true);
+  g.tensors["x"] = T("x", {256, 768});
+  g.tensors["w"] = T("w", {768, 2304}, DType::kFloat32, true);
+  g.tensors["y"] = T("y", {256, 2304});
+  g.ops.push_back(MakeOp("aten", "addmm", {"bias", "x", "w"}, {"y"}));
+  Expected<WorkList> w = Lower(g, {Framework::kPytorchEager, DType::kFloat16});
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  ASSERT_EQ(w->kernels.size(), 2u);
+  EXPECT_EQ(w->kernels[0].cls, KernelClass::kGemm);
+  EXPECT_EQ(w->kernels[0].m, 256);
+  EXPECT_EQ(w->kernels[0].n, 2304);
+  EXPECT_EQ(w->kernels[1].cls, KernelClass::kElementwise);
+  EXPECT_EQ(w->dispatches.size(), 1u);
+}
+
 TEST(LoweringTest, ViewsDispatchButLaunchNothingUntilAReshapeOfATranspose) {
   Graph g;
   g.tensors["x"] = T("x", {2, 4, 8});
