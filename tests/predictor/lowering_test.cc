@@ -118,6 +118,22 @@ TEST(LoweringTest, AddmmAddsItsBiasInASecondKernel) {
   EXPECT_EQ(w->dispatches.size(), 1u);
 }
 
+TEST(LoweringTest, HalfPrecisionBatchNormIsThreeKernelsFloatIsOne) {
+  Graph g;
+  g.tensors["x"] = T("x", {8, 64, 56, 56});
+  for (const char* n : {"w", "b", "m", "v"}) g.tensors[n] = T(n, {64}, DType::kFloat32, true);
+  g.tensors["y"] = T("y", {8, 64, 56, 56});
+  g.ops.push_back(MakeOp("aten", "batch_norm", {"x", "w", "b", "m", "v"}, {"y"}));
+  Expected<WorkList> h = Lower(g, {Framework::kCudaGraph, DType::kFloat16});
+  Expected<WorkList> f = Lower(g, {Framework::kCudaGraph, DType::kFloat32});
+  ASSERT_TRUE(h.ok() && f.ok());
+  ASSERT_EQ(h->kernels.size(), 3u);
+  EXPECT_EQ(f->kernels.size(), 1u);
+  EXPECT_EQ(h->kernels[0].cls, KernelClass::kNorm);
+  EXPECT_DOUBLE_EQ(h->kernels[1].bytes, 2 * 64 * 4.0);  // per-channel statistics only
+  EXPECT_EQ(h->dispatches.size(), 1u);
+}
+
 TEST(LoweringTest, ViewsDispatchButLaunchNothingUntilAReshapeOfATranspose) {
   Graph g;
   g.tensors["x"] = T("x", {2, 4, 8});
