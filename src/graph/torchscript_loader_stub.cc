@@ -1,4 +1,5 @@
-// The TorchScript front end in a build without LibTorch: every call explains what is missing.
+// The part of the TorchScript front end that needs no LibTorch (LooksLikeTorchScript), and the
+// whole front end in a build without LibTorch, where every call explains what is missing.
 #include "graph/torchscript_loader.h"
 
 #include <fstream>

@@ -39,19 +39,6 @@ std::string StripSuffix(std::string name) {  // "attention_mask.1" -> "attention
   return name;
 }
 
-// The first non-empty line of a LibTorch message (they run to many lines of C++ frames).
-std::string FirstLine(const std::string& text) {
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t nl = text.find('\n', start);
-    std::string line = text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
-    if (line.find_first_not_of(" \t\r") != std::string::npos) return line;
-    if (nl == std::string::npos) break;
-    start = nl + 1;
-  }
-  return text;
-}
-
 bool LooksIntegerInput(const std::string& name) {
   std::string n = name;
   std::transform(n.begin(), n.end(), n.begin(), ::tolower);
@@ -405,7 +392,7 @@ Expected<TorchScriptModel> TorchScriptModel::Load(const std::string& path) {
     impl->module = torch::jit::load(path, c10::Device(c10::kCPU));
     impl->module.eval();
   } catch (const std::exception& e) {
-    std::string what = FirstLine(e.what());
+    std::string what = ts::FirstLine(e.what());
     if (what.find("Unknown builtin op") != std::string::npos)
       what += " (this ftax runs on LibTorch " + std::to_string(TORCH_VERSION_MAJOR) + "." +
               std::to_string(TORCH_VERSION_MINOR) +
@@ -488,7 +475,7 @@ Expected<Graph> TorchScriptModel::Walk(const std::vector<InputShapeFlag>& flags,
     Status s = w.CallMethod(impl_->module, "", "forward", args, &results);
     if (!s.ok()) return s.WithContext(impl_->path);
   } catch (const std::exception& e) {
-    return InvalidInput(impl_->path + ": LibTorch error while walking the graph: " + FirstLine(e.what()));
+    return InvalidInput(impl_->path + ": LibTorch error while walking the graph: " + ts::FirstLine(e.what()));
   }
   std::vector<Val> stack = results;
   while (!stack.empty()) {

@@ -67,6 +67,8 @@ struct Call {
 };
 
 DType FromScalarType(c10::ScalarType t);
+// The first non-empty line of a LibTorch message (they run to many lines of C++ frames).
+std::string FirstLine(const std::string& text);
 // The value of prim::device / prim::dtype / prim::Uninitialized ... (what the walk can know).
 Val PrimScalar(const std::string& kind, const std::vector<Val>& in, const Graph& g);
 // Records a non-tensor argument as an op attribute under its schema name.

@@ -92,6 +92,18 @@ DType FromScalarType(c10::ScalarType t) {
   }
 }
 
+std::string FirstLine(const std::string& text) {
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t nl = text.find('\n', start);
+    std::string line = text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+    if (line.find_first_not_of(" \t\r") != std::string::npos) return line;
+    if (nl == std::string::npos) break;
+    start = nl + 1;
+  }
+  return text;
+}
+
 Val PrimScalar(const std::string& kind, const std::vector<Val>& in, const Graph& g) {
   if (kind == "prim::dtype" && !in.empty() && in[0].kind == Val::kTensor) {
     const TensorInfo* t = g.Find(in[0].tensor);
@@ -706,7 +718,6 @@ Expected<std::vector<Val>> ShapeRules::Infer(const Call& c) {
       n = (end - start + step - 1) / step;
     }
     x[static_cast<size_t>(d)] = n;
-    std::optional<std::vector<int64_t>> vals;
     return one(x, self->dtype);
   }
   if (op == "select") {
@@ -858,7 +869,7 @@ Expected<std::vector<Val>> ShapeRules::Infer(const Call& c) {
     for (const char* extra : {"prepend", "append"})
       if (const TensorInfo* t = tensor(extra)) len += t->shape.size() == x.size() ? t->shape[static_cast<size_t>(d)].value : 1;
     x[static_cast<size_t>(d)] = std::max<int64_t>(0, len - int_arg("n", 1));
-    return one(x, self->dtype == DType::kBool ? DType::kBool : self->dtype);
+    return one(x, self->dtype);
   }
   if (op == "_native_multi_head_attention") {  // nn.MultiheadAttention's inference fast path
     const TensorInfo* q = tensor("query");
@@ -1013,10 +1024,7 @@ Expected<std::vector<Val>> ShapeRules::RunMeta(const torch::jit::Node* node, con
     torch::jit::Operation op = node->getOperation();
     op(stack);
   } catch (const std::exception& e) {
-    std::string what = e.what();
-    auto nl = what.find('\n');
-    if (nl != std::string::npos && nl > 0) what = what.substr(0, nl);
-    return Bad(call.op, what);
+    return Bad(call.op, FirstLine(e.what()));
   }
   std::vector<Val> outs;
   std::function<Val(const c10::IValue&)> from = [&](const c10::IValue& iv) -> Val {

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "../ftax_cli_run.h"
+#include "synthetic_trace.h"
 #include "predictor/host_profile.h"
 
 namespace ftax {
@@ -135,16 +136,7 @@ TEST(CalibrateFromTraceCliTest, TooFewFrameworkBoundTracesRefusesToWrite) {
 
   // A GPU-bound run is reported as such and not used.
   const std::string gpu_bound = TempPath(".trace.json");
-  json ev = json::array();
-  for (int s = 0; s < 3; ++s) {
-    ev.push_back({{"ph", "X"},
-                  {"cat", "user_annotation"},
-                  {"name", "ProfilerStep#" + std::to_string(s)},
-                  {"ts", s * 1000},
-                  {"dur", 1000}});
-    ev.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", "gemm"}, {"ts", s * 1000 + 100}, {"dur", 800}});
-  }
-  std::ofstream(gpu_bound) << json{{"traceEvents", ev}}.dump();
+  ::ftax::testing::WriteGpuBoundTrace(gpu_bound);
   r = Ftax("calibrate --profile data/profiles/h200.json -o " + out + " --min-rows 2 " + Spec(kB1, 1) + " " +
            Spec(gpu_bound, 256));
   EXPECT_EQ(r.rc, 1);

@@ -12,6 +12,7 @@
 #include <fstream>
 
 #include "calibrate/traced_run.h"
+#include "synthetic_trace.h"
 #include "predictor/host_profile.h"
 
 namespace ftax {
@@ -48,16 +49,7 @@ json TraceRow(int batch, double overhead = 1) {
 std::string GpuBoundTrace() {
   char name[] = "/tmp/ftax_gpu_bound_XXXXXX";
   close(mkstemp(name));
-  json ev = json::array();
-  for (int s = 0; s < 3; ++s) {
-    ev.push_back({{"ph", "X"},
-                  {"cat", "user_annotation"},
-                  {"name", "ProfilerStep#" + std::to_string(s)},
-                  {"ts", s * 1000},
-                  {"dur", 1000}});
-    ev.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", "gemm"}, {"ts", s * 1000 + 100}, {"dur", 800}});
-  }
-  std::ofstream(name) << json{{"traceEvents", ev}}.dump();
+  ::ftax::testing::WriteGpuBoundTrace(name);
   return name;
 }
 

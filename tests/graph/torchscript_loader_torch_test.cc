@@ -125,7 +125,6 @@ TEST(TorchScriptLoader, ModuleScopesFollowTheModuleTree) {
 
 // Every fixture: every op has a rule that agrees with LibTorch's meta kernel, every op counts.
 TEST(TorchScriptLoader, AllFixturesAgreeWithMetaKernels) {
-  std::ifstream list(Data("tiny_bert_base.json"));
   for (const char* name : {"tiny_bert_base", "tiny_gpt2", "tiny_resnet18", "tiny_resnet50", "tiny_mobilenet_v2",
                            "tiny_vit_b_16"}) {
     std::ifstream meta(Data(std::string(name) + ".json"));
@@ -143,10 +142,6 @@ TEST(TorchScriptLoader, AllFixturesAgreeWithMetaKernels) {
     EXPECT_EQ(st.totals.params, j["params"].get<int64_t>()) << name << ": params as PyTorch counts them";
   }
 }
-
-struct Parity {
-  const char* name;
-};
 
 // The same architecture traced to TorchScript and exported to ONNX: MACs within 1%.
 void CheckParity(const std::string& dir, const std::string& name) {
