@@ -5,7 +5,9 @@
 # eager (scripts/validate_eager.py over the validation models), ts (export TorchScript and
 # run `ftax validate` through the interpreter and CUDA graphs).
 # Results go to $OUT (or ./out): measurements.json, validation_eager.json, validation_ts.json.
-# Env: MODELS (comma list), PRECISIONS, BATCHES, BUDGET_S.
+# Env: MODELS (comma list), PRECISIONS, BATCHES, BUDGET_S; PASS (suffix of the eager/ts result
+# files, for repeated passes merged by scripts/merge_passes.py); SKIP_EXPORT=1 reuses the
+# TorchScript files an earlier ts stage exported to /tmp/models.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}
@@ -39,22 +41,24 @@ for stage in "$@"; do
     eager)
       # With the traces of the ts stage (run it first), rows also name their TorchScript file,
       # so models without an arch spec can be predicted from it.
-      PYTHONUNBUFFERED=1 python3 scripts/validate_eager.py --out "$out/validation_eager.json" \
+      PYTHONUNBUFFERED=1 python3 scripts/validate_eager.py --out "$out/validation_eager${PASS:-}.json" \
         --models "$MODELS" --precisions "$PRECISIONS" --batches "$BATCHES" --budget-s "$BUDGET_S" \
         --models-dir /tmp/models 2>&1 | tee -a "$out/campaign.log" | tail -3
-      python3 scripts/keep_traces.py "$out/validation_eager.json" --models-out "$out/models"
+      python3 scripts/keep_traces.py "$out/validation_eager${PASS:-}.json" --models-out "$out/models"
       ;;
     ts)
       mkdir -p /tmp/models /tmp/val
-      PYTHONUNBUFFERED=1 python3 scripts/export_torchscript.py --out /tmp/models --models "$MODELS" \
-        --precisions "$PRECISIONS" 2>&1 | tee -a "$out/campaign.log" | tail -2
+      rm -f /tmp/val/*.json
+      [ -n "${SKIP_EXPORT:-}" ] ||
+        PYTHONUNBUFFERED=1 python3 scripts/export_torchscript.py --out /tmp/models --models "$MODELS" \
+          --precisions "$PRECISIONS" 2>&1 | tee -a "$out/campaign.log" | tail -2
       for pt in /tmp/models/*.pt; do
         name=$(basename "$pt" .pt)
         "$ftax" validate "$pt" --framework torchscript,cuda-graph --batch "$BATCHES" \
           --budget-s "$BUDGET_S" -o "/tmp/val/$name.json" 2>>"$out/campaign.log" ||
           log "validate $name failed with $?"
       done
-      python3 - "$out/validation_ts.json" /tmp/val/*.json <<'PY'
+      python3 - "$out/validation_ts${PASS:-}.json" /tmp/val/*.json <<'PY'
 import json, sys
 doc = {"schema_version": 1, "kind": "ftax-validation-measurements", "rows": [], "failures": []}
 for p in sys.argv[2:]:
@@ -64,7 +68,7 @@ for p in sys.argv[2:]:
 json.dump(doc, open(sys.argv[1], "w"), indent=1)
 print("validation_ts rows", len(doc["rows"]), "failures", len(doc["failures"]))
 PY
-      python3 scripts/keep_traces.py "$out/validation_ts.json" --models-out "$out/models"
+      python3 scripts/keep_traces.py "$out/validation_ts${PASS:-}.json" --models-out "$out/models"
       ;;
     *) log "unknown stage $stage" ;;
   esac

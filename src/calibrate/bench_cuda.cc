@@ -88,6 +88,8 @@ std::vector<double> TimeCalls(F fn, int warmup, int reps) {
 }
 
 class Bench {
+  int64_t l2_bytes_ = -1;  // L2 cache size, read on first use
+
  public:
   Bench(const BenchOptions& o, const ProgressFn& p, ResultWriter* w)
       : opt_(o), progress_(p), out_(w), dev_(at::kCUDA, o.device) {}
@@ -155,6 +157,26 @@ class Bench {
     return at::TensorOptions().device(dev_).dtype(ToScalar(d));
   }
 
+  // fp32 GEMMs above this many multiply-adds are skipped (about 5 ms each on Hopper).
+  static constexpr int64_t kMaxFp32Macs = int64_t(1) << 38;
+
+  // Random tensors of one shape, enough copies (`count`, or as many as needed) that cycling
+  // through them overflows twice the GPU's L2 cache, at most 64.
+  std::vector<at::Tensor> ColdCopies(at::IntArrayRef shape, const std::string& d, size_t count = 0) {
+    if (count == 0) {
+      if (l2_bytes_ < 0) {
+        cudaDeviceProp prop{};
+        l2_bytes_ = cudaGetDeviceProperties(&prop, opt_.device) == cudaSuccess ? prop.l2CacheSize : 0;
+      }
+      double each = double(ElemSize(d));
+      for (int64_t s : shape) each *= double(s);
+      count = size_t(std::clamp(std::ceil(2.0 * double(l2_bytes_) / each), 1.0, 64.0));
+    }
+    std::vector<at::Tensor> out;
+    for (size_t i = 0; i < count; ++i) out.push_back(at::randn(shape, Opts(d)));
+    return out;
+  }
+
   void Gemms(const std::string& d) {
     progress_("gemm " + d);
     const int es = ElemSize(d);
@@ -170,15 +192,47 @@ class Bench {
     if (opt_.quick) nk.resize(3);
     for (int64_t m : tokens)
       for (auto [n, k] : nk) shapes.push_back({m, n, k});
+    // The same products with the weight stored [k, n] (x @ W, as Hugging Face's Conv1D and
+    // TorchScript's decomposed addmm run them): cuBLAS picks other kernels for this layout.
+    // Weights rotate through copies that overflow the L2 cache, as a model's layers do (each
+    // reads its own weights from memory, while its input was just written by the layer before).
+    for (int64_t m : tokens) {
+      for (auto [n, k] : nk) {
+        if (d == "fp32" && m * n * k > kMaxFp32Macs) continue;
+        const std::string shape = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+        json work = {{"m", m}, {"n", n}, {"k", k}, {"batch", 1}, {"flops", 2.0 * m * n * k},
+                     {"bytes", double(m * k + n * k + m * n) * es}, {"variant", "nn"}};
+        try {
+          at::Tensor x = at::randn({m, k}, Opts(d));
+          std::vector<at::Tensor> w = ColdCopies({k, n}, d), b = ColdCopies({n}, d, w.size());
+          size_t i = 0;
+          KernelRow("gemm", d, "mm " + shape, work, [&] { at::mm(x, w[i++ % w.size()]); });
+          json wb = work;
+          wb["variant"] = "nn_bias";
+          wb["bytes"] = double(m * k + n * k + m * n + n) * es;
+          KernelRow("gemm", d, "addmm " + shape, wb, [&] {
+            const size_t j = i++ % w.size();
+            at::addmm(b[j], x, w[j]);
+          });
+        } catch (const std::exception& e) {
+          Fail("mm " + shape, e.what());
+        }
+      }
+    }
     for (auto [m, n, k] : shapes) {
-      if (d == "fp32" && m * n * k > (int64_t(1) << 36)) continue;  // keep the fp32 sweep short
+      if (d == "fp32" && m * n * k > kMaxFp32Macs) continue;  // keep the fp32 sweep short
       json work = {{"m", m}, {"n", n}, {"k", k}, {"batch", 1},
                    {"flops", 2.0 * m * n * k},
                    {"bytes", double(m * k + n * k + m * n + n) * es}};
       std::string label = "linear " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
       try {
-        at::Tensor x = at::randn({m, k}, Opts(d)), w = at::randn({n, k}, Opts(d)), b = at::randn({n}, Opts(d));
-        KernelRow("gemm", d, label, work, [&] { at::linear(x, w, b); });
+        at::Tensor x = at::randn({m, k}, Opts(d));
+        std::vector<at::Tensor> ws = ColdCopies({n, k}, d), bs = ColdCopies({n}, d, ws.size());
+        size_t i = 0;
+        KernelRow("gemm", d, label, work, [&] {
+          const size_t j = i++ % ws.size();
+          at::linear(x, ws[j], bs[j]);
+        });
       } catch (const std::exception& e) {
         Fail(label, e.what());
       }
@@ -225,6 +279,7 @@ class Bench {
         json work = {{"flops", 2.0 * m * n * k * c.groups}, {"bytes", bytes}};
         if (!dw) work.update({{"m", m}, {"n", n}, {"k", k}, {"batch", c.groups}});
         else work.update({{"m", 0}, {"n", 0}, {"k", 0}, {"batch", 1}});
+        if (!dw && c.k == 1) work["variant"] = "pointwise";
         std::string label = "conv n" + std::to_string(nb) + " " + std::to_string(c.cin) + "->" +
                             std::to_string(c.cout) + " " + std::to_string(c.hw) + "px k" +
                             std::to_string(c.k) + " s" + std::to_string(c.stride) + " g" +
@@ -289,6 +344,20 @@ class Bench {
                   {{"flops", double(n)}, {"bytes", 2.0 * n * es}}, [&] { at::gelu(a); });
       } catch (const std::exception& e) {
         Fail("elementwise " + std::to_string(n), e.what());
+      }
+    }
+    // A bias row broadcast over a matrix (TorchScript's decomposed addmm): TensorIterator
+    // cannot vectorize a broadcast operand and runs the strided elementwise kernel.
+    for (int64_t n : Sizes()) {
+      const int64_t cols = 768, rows = std::max<int64_t>(1, n / cols);
+      try {
+        at::Tensor a = at::randn({rows, cols}, Opts(d)), b = at::randn({cols}, Opts(d));
+        KernelRow("elementwise", d, "broadcast add " + std::to_string(rows) + "x768",
+                  {{"flops", double(rows * cols)}, {"bytes", double(2 * rows * cols + cols) * es},
+                   {"variant", "broadcast"}},
+                  [&] { at::add(b, a); });
+      } catch (const std::exception& e) {
+        Fail("broadcast add " + std::to_string(n), e.what());
       }
     }
   }

@@ -120,6 +120,20 @@ Status ReadKernelRow(const json& row, const std::string& where, KernelMeasuremen
     if (!(s = ReadInteger(row, key, where, false, 0, field)).ok()) return s;
   }
   if (!(s = ReadInteger(row, "batch", where, false, 1, &k->work.batch)).ok()) return s;
+  if (row.contains("variant")) {
+    if (!row.at("variant").is_string()) return InvalidInput(where + ".variant: expected a string");
+    std::string v = row.at("variant").get<std::string>();
+    // Batch-norm rows were briefly marked apart; their bench shapes (one image, 64 channels)
+    // do not stand for a model's batch norms, so they stay in the norm class's fit.
+    if (v == "batch_norm" && k->work.cls == KernelClass::kNorm) v.clear();
+    auto pv = ParseKernelVariant(v);
+    if (!pv) return InvalidInput(where + ".variant: unknown variant '" + v + "'");
+    k->work.variant = *pv;
+  } else if (k->work.cls == KernelClass::kConv && k->label.find(" k1 ") != std::string::npos) {
+    // Files of `ftax bench` from before variants were written name 1x1 convolutions in
+    // their label only ("conv n8 64->256 56px k1 s1 g1").
+    k->work.variant = KernelVariant::kPointwise;
+  }
   if (!(s = ReadInt(row, "kernels_per_call", where, false, 1, &k->kernels_per_call)).ok())
     return s;
   return ReadSpread(row, "kernel_us", where, &k->kernel_us);

@@ -153,6 +153,9 @@ json CalibrationSummaryJson(const Calibration& c, const FitOptions& options) {
     kj["r2_log_time"] = NumOrNull(k.params.r2);
     kj["fit"] = ErrorJson(k.fit_error);
     kj["holdout"] = ErrorJson(k.holdout_error);
+    kj["anchors"] = {{"points", int(k.params.anchors.size())},
+                     {"model", ErrorJson(k.anchor_model_error)},
+                     {"leave_one_out", ErrorJson(k.anchor_loo_error)}};
     kj["range"] = {{"min_flops", k.params.min_flops}, {"max_flops", k.params.max_flops},
                    {"min_bytes", k.params.min_bytes}, {"max_bytes", k.params.max_bytes}};
     kj["notes"] = k.notes;

@@ -68,6 +68,9 @@ struct FitOptions {
   std::vector<std::pair<int, int>> tile_candidates = {{128, 128}, {128, 64}, {64, 128},
                                                       {64, 64},   {256, 128}, {128, 256}};
   int max_iterations = 200;
+  // Keep the measured rows in the profile as anchors of the kernel model (kernel_cost.h);
+  // false gives the bare analytic fit.
+  bool anchors = true;
 
   Status Validate() const;
 };
@@ -91,6 +94,10 @@ struct KernelFit {
   KernelParams params;  // as written to the profile: values, SEs, tiles, ranges, R², points
   ErrorStats fit_error;      // on all rows, final fit
   ErrorStats holdout_error;  // on held-out rows, fit on the others (points 0: no holdout)
+  // On the anchors (every row, variants included): the bare model, and each anchor predicted
+  // from the others.
+  ErrorStats anchor_model_error;
+  ErrorStats anchor_loo_error;
   std::vector<std::string> notes;
   std::string solver_report;  // Ceres BriefReport of the final fit
 };

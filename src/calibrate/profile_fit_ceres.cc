@@ -9,6 +9,7 @@
 // residual is a small templated functor (DynamicAutoDiffCostFunction).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <set>
@@ -19,6 +20,7 @@
 
 #include "calibrate/holdout.h"
 #include "calibrate/profile_fit.h"
+#include "predictor/kernel_cost.h"
 #include "predictor/kernel_cost.h"
 
 namespace ftax {
@@ -592,6 +594,79 @@ std::string KernelGroupKey(const KernelMeasurement& k) { return KernelKey(k.work
 
 int NumParams(KernelClass c) { return IsComputeClass(c) ? 3 : 2; }
 
+// Keeps the measured rows of the class as anchors of the fitted model, per variant, where
+// they help: each anchor is predicted from the others (leave-one-out, how well the anchors
+// interpolate to a shape that was not measured) and the variant's anchors are kept only if
+// that beats the bare model on the same rows. Benchmarks of different ops at interleaved
+// sizes (layer norm and batch norm rows in "norm") interpolate worse than the fit and drop.
+void AttachAnchors(const Measurements& m, const std::vector<size_t>& idx, int num_sms,
+                   KernelFit* kf) {
+  KernelParams& p = kf->params;
+  p.anchors.clear();
+  for (size_t i : idx) {
+    const KernelMeasurement& r = m.kernels[i];
+    if (!(r.kernel_us.median > 0)) continue;
+    KernelAnchor a;
+    a.variant = r.work.variant;
+    a.m = r.work.m;
+    a.n = r.work.n;
+    a.k = r.work.k;
+    a.batch = std::max<int64_t>(r.work.batch, 1);
+    a.flops = r.work.flops;
+    a.bytes = r.work.bytes;
+    a.us = r.kernel_us.median;
+    if (a.m <= 0 && !(a.bytes > 0)) continue;
+    p.anchors.push_back(a);
+  }
+  GpuParams g;
+  g.num_sms = num_sms;
+  g.kernels["x"] = p;
+  PrepareAnchors(&g);
+  const std::vector<KernelAnchor> all = g.kernels["x"].anchors;
+  p.anchors.clear();
+  std::vector<double> model_kept, loo_kept, meas_kept;
+  for (int v = 0; v < kNumKernelVariants; ++v) {
+    KernelParams only = p;
+    only.anchors.clear();
+    for (const KernelAnchor& a : all)
+      if (int(a.variant) == v) only.anchors.push_back(a);
+    if (only.anchors.empty()) continue;
+    std::vector<double> model, loo, meas;
+    for (size_t i = 0; i < only.anchors.size(); ++i) {
+      const KernelAnchor& a = only.anchors[i];
+      KernelWork w;
+      w.cls = kf->cls;
+      w.dtype = kf->dtype;
+      w.variant = a.variant;
+      w.m = a.m;
+      w.n = a.n;
+      w.k = a.k;
+      w.batch = a.batch;
+      w.flops = a.flops;
+      w.bytes = a.bytes;
+      KernelParams without = only;
+      without.anchors.erase(without.anchors.begin() + long(i));
+      model.push_back(ModelTimeUs(w, p, num_sms));
+      loo.push_back(without.anchors.empty() ? model.back() : KernelTimeUs(w, without, num_sms));
+      meas.push_back(a.us);
+    }
+    const ErrorStats em = ComputeErrorStats(model, meas), el = ComputeErrorStats(loo, meas);
+    const std::string name = v == 0 ? "plain" : KernelVariantName(KernelVariant(v));
+    char buf[200];
+    std::snprintf(buf, sizeof(buf), "anchors %s: %d rows, median |error| model %.1f%%, leave-one-out %.1f%%%s",
+                  name.c_str(), int(meas.size()), em.median_abs_pct, el.median_abs_pct,
+                  el.median_abs_pct < em.median_abs_pct ? "" : ": not kept");
+    kf->notes.push_back(buf);
+    if (!(el.median_abs_pct < em.median_abs_pct)) continue;
+    p.anchors.insert(p.anchors.end(), only.anchors.begin(), only.anchors.end());
+    model_kept.insert(model_kept.end(), model.begin(), model.end());
+    loo_kept.insert(loo_kept.end(), loo.begin(), loo.end());
+    meas_kept.insert(meas_kept.end(), meas.begin(), meas.end());
+  }
+  kf->anchor_model_error = ComputeErrorStats(model_kept, meas_kept);
+  kf->anchor_loo_error = ComputeErrorStats(loo_kept, meas_kept);
+}
+
 }  // namespace
 
 bool CalibrateAvailable() { return true; }
@@ -634,8 +709,15 @@ Expected<Calibration> Calibrate(const Measurements& m, const FitOptions& options
     kf.cls = m.kernels[idx.front()].work.cls;
     kf.dtype = m.kernels[idx.front()].work.dtype;
     const bool has_rate = IsComputeClass(kf.cls);
+    // The class's fit sees its plain rows; rows of a variant (another layout or path of the
+    // same class) only become anchors.
     std::vector<KernelRow> all;
-    for (size_t i : idx) all.push_back(MakeKernelRow(m.kernels[i]));
+    std::vector<size_t> fit_idx;
+    for (size_t i : idx) {
+      if (m.kernels[i].work.variant != KernelVariant::kPlain) continue;
+      all.push_back(MakeKernelRow(m.kernels[i]));
+      fit_idx.push_back(i);
+    }
     kf.params.points = int(all.size());
     kf.params.min_flops = kf.params.min_bytes = INFINITY;
     kf.params.max_flops = kf.params.max_bytes = 0;
@@ -668,7 +750,7 @@ Expected<Calibration> Calibrate(const Measurements& m, const FitOptions& options
     std::vector<double> held_pred, held_meas;
     for (const std::vector<bool>& mask : held) {
       std::vector<KernelRow> train, test;
-      for (size_t j = 0; j < idx.size(); ++j) (mask[idx[j]] ? test : train).push_back(all[j]);
+      for (size_t j = 0; j < fit_idx.size(); ++j) (mask[fit_idx[j]] ? test : train).push_back(all[j]);
       if (test.empty()) continue;
       ThetaFit tf = FitKernelClass(train, has_rate, num_sms, options, false);
       if (!tf.ok) {
@@ -708,6 +790,7 @@ Expected<Calibration> Calibrate(const Measurements& m, const FitOptions& options
     kf.params.median_abs_err_pct = kf.fit_error.median_abs_pct;
     if (!std::isfinite(kf.params.r2))
       kf.notes.push_back("R² undefined: measured times do not vary");
+    if (options.anchors) AttachAnchors(m, idx, num_sms, &kf);
     profile.gpu.kernels[key] = kf.params;
     c.kernels.push_back(kf);
   }

@@ -68,7 +68,8 @@ void PrintTable(const Calibration& c, std::ostream& out) {
   out << "GPU kernel classes (" << c.profile.gpu.num_sms << " SMs)\n";
   out << Pad("class", 17) << Pad("dtype", 6) << Pad("points", 7) << Pad("tile", 8)
       << Pad("floor_us", 16) << Pad("rate_TFLOP/s", 18) << Pad("bandwidth_GB/s", 18)
-      << Pad("R²(log)", 8) << Pad("err%", 6) << "holdout err% med/p90\n";
+      << Pad("R²(log)", 8) << Pad("err%", 6) << Pad("holdout err% med/p90", 27)
+      << "anchors: model / leave-one-out err% med\n";
   for (const KernelFit& k : c.kernels) {
     const KernelParams& p = k.params;
     const bool fitted = p.floor_us.known();
@@ -79,9 +80,14 @@ void PrintTable(const Calibration& c, std::ostream& out) {
         << Pad(ParamText(p.floor_us, 2), 16) << Pad(ParamText(p.rate_tflops, 1), 18)
         << Pad(ParamText(p.bandwidth_gbps, 0), 18) << Pad(Num(p.r2, 3), 8)
         << Pad(Num(k.fit_error.median_abs_pct, 1), 6);
+    std::string held = "-";
     if (k.holdout_error.points > 0)
-      out << Num(k.holdout_error.median_abs_pct, 1) << " / " << Num(k.holdout_error.p90_abs_pct, 1)
-          << " (" << k.holdout_error.points << " pts)";
+      held = Num(k.holdout_error.median_abs_pct, 1) + " / " + Num(k.holdout_error.p90_abs_pct, 1) +
+             " (" + std::to_string(k.holdout_error.points) + " pts)";
+    out << Pad(held, 27);
+    if (k.anchor_loo_error.points > 0)
+      out << Num(k.anchor_model_error.median_abs_pct, 1) << " / "
+          << Num(k.anchor_loo_error.median_abs_pct, 1) << " (" << k.anchor_loo_error.points << ")";
     else
       out << "-";
     out << "\n";
@@ -112,8 +118,8 @@ void PrintMarkdown(const Calibration& c, std::ostream& out) {
   std::set<std::string> failed;
   for (const std::string& f : c.quality_failures) failed.insert(f.substr(0, f.find(':')));
   out << "| class/dtype | pts | tile | floor µs | rate TFLOP/s | bandwidth GB/s | R² (log) | "
-         "err % | holdout med / p90 % |\n";
-  out << "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+         "err % | holdout med / p90 % | anchors: model / leave-one-out med % |\n";
+  out << "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
   for (const KernelFit& k : c.kernels) {
     const KernelParams& p = k.params;
     const std::string key = KernelKey(k.cls, k.dtype);
@@ -128,6 +134,12 @@ void PrintMarkdown(const Calibration& c, std::ostream& out) {
         << Num(k.fit_error.median_abs_pct, 1) << " | ";
     if (k.holdout_error.points > 0)
       out << Num(k.holdout_error.median_abs_pct, 1) << " / " << Num(k.holdout_error.p90_abs_pct, 1);
+    else
+      out << "—";
+    out << " | ";
+    if (k.anchor_loo_error.points > 0)
+      out << Num(k.anchor_model_error.median_abs_pct, 1) << " / "
+          << Num(k.anchor_loo_error.median_abs_pct, 1) << " (" << k.anchor_loo_error.points << ")";
     else
       out << "—";
     out << " |\n";
@@ -271,6 +283,10 @@ void SetupCalibrateCommand(CLI::App& app) {
       cmd->add_option("--sms", o->fit.num_sms, "SM count (default: host.sm_count of the measurements)"));
   fit_only.push_back(
       cmd->add_flag("--force", o->force, "write the profile even if a class fails a quality gate"));
+  fit_only.push_back(cmd->add_flag(
+      "!--no-anchors", o->fit.anchors,
+      "leave the measured rows out of the profile: kernels are priced by the fitted model "
+      "alone, not corrected near the benchmarked shapes (see docs/how-it-works.md)"));
   fit_only.push_back(
       cmd->add_flag("-v,--verbose", o->verbose, "log Ceres' BriefReport of every fit to stderr"));
   std::map<std::string, OutputFormat> formats = {

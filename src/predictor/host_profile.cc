@@ -1,5 +1,7 @@
 #include "predictor/host_profile.h"
 
+#include "predictor/kernel_cost.h"
+
 #include <fstream>
 #include <sstream>
 
@@ -134,6 +136,32 @@ static Expected<HostProfile> HostProfileFromJsonUnchecked(const json& j) {
       k.points = kj.value("points", 0);
       k.r2 = ReadNum(kj, "r2", std::nan(""));
       k.median_abs_err_pct = ReadNum(kj, "median_abs_err_pct", std::nan(""));
+      if (kj.contains("anchors")) {
+        const json& aj = kj.at("anchors");
+        if (!aj.is_array()) return InvalidInput(where + ".anchors: expected an array");
+        for (size_t i = 0; i < aj.size(); ++i) {
+          const std::string aw = where + ".anchors[" + std::to_string(i) + "]";
+          const json& a = aj[i];
+          if (!a.is_object()) return InvalidInput(aw + ": expected an object");
+          KernelAnchor an;
+          const std::string v = a.value("variant", std::string());
+          auto pv = ParseKernelVariant(v);
+          if (!pv) return InvalidInput(aw + ".variant: unknown variant '" + v + "'");
+          an.variant = *pv;
+          an.m = a.value("m", int64_t(0));
+          an.n = a.value("n", int64_t(0));
+          an.k = a.value("k", int64_t(0));
+          an.batch = a.value("batch", int64_t(1));
+          an.flops = ReadNum(a, "flops", 0);
+          an.bytes = ReadNum(a, "bytes", 0);
+          an.us = ReadNum(a, "us", std::nan(""));
+          if (!(an.us > 0)) return InvalidInput(aw + ".us: must be a time > 0");
+          if (an.m < 0 || an.n < 0 || an.k < 0 || an.batch < 1 || an.bytes < 0)
+            return InvalidInput(aw + ": shape and bytes must be >= 0, batch >= 1");
+          if (an.m == 0 && !(an.bytes > 0)) return InvalidInput(aw + ": needs a shape or bytes > 0");
+          k.anchors.push_back(an);
+        }
+      }
       p.gpu.kernels[KernelKey(*cls, *dt)] = k;
     }
   }
@@ -169,6 +197,7 @@ static Expected<HostProfile> HostProfileFromJsonUnchecked(const json& j) {
       p.frameworks[name] = f;
     }
   }
+  PrepareAnchors(&p.gpu);
   return p;
 }
 
@@ -218,6 +247,16 @@ json HostProfileToJson(const HostProfile& p) {
     kj["points"] = k.points;
     kj["r2"] = NumOrNull(k.r2);
     kj["median_abs_err_pct"] = NumOrNull(k.median_abs_err_pct);
+    if (!k.anchors.empty()) {
+      json aj = json::array();
+      for (const KernelAnchor& a : k.anchors) {
+        json o = {{"m", a.m}, {"n", a.n}, {"k", a.k}, {"batch", a.batch}, {"flops", a.flops},
+                  {"bytes", a.bytes}, {"us", a.us}};
+        if (a.variant != KernelVariant::kPlain) o["variant"] = KernelVariantName(a.variant);
+        aj.push_back(o);
+      }
+      kj["anchors"] = aj;
+    }
     ks[key] = kj;
   }
   g["kernels"] = ks;

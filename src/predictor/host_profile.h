@@ -16,12 +16,14 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "common/status.h"
 #include "graph/graph.h"
 #include "predictor/framework.h"
+#include "predictor/work_list.h"
 
 namespace ftax {
 
@@ -33,6 +35,19 @@ struct Param {
   double std_error = std::nan("");
   bool known() const { return !std::isnan(value); }
   static Param Of(double v, double se = std::nan("")) { return Param{v, se}; }
+};
+
+// One measured microbenchmark point kept in the profile. Near it, the analytic cost model is
+// corrected by the measured-over-modelled ratio (kernel_cost.h), so cuBLAS's and cuDNN's
+// per-shape kernel choices show up in predictions without a term for each of them.
+struct KernelAnchor {
+  KernelVariant variant = KernelVariant::kPlain;
+  int64_t m = 0, n = 0, k = 0, batch = 1;  // GEMM-like shape; m = 0: located by bytes only
+  double flops = 0, bytes = 0;
+  double us = 0;  // measured median kernel time of one call
+  // Set by PrepareAnchors (kernel_cost.h) from the class's fitted parameters: log2 of the shape (or of the
+  // bytes) and log(us / model).
+  double lm = 0, ln = 0, lk = 0, lb = 0, lbytes = 0, log_ratio = 0;
 };
 
 // GPU cost of one kernel class at one dtype:
@@ -50,6 +65,7 @@ struct KernelParams {
   int points = 0;
   double r2 = std::nan("");
   double median_abs_err_pct = std::nan("");
+  std::vector<KernelAnchor> anchors;
 };
 
 struct GpuParams {

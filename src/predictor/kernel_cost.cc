@@ -24,12 +24,110 @@ double KernelTimeUs(const KernelWork& k, const KernelTheta& theta, int tile_m, i
   return theta.floor_us + std::max(t_math, t_mem);
 }
 
-double KernelTimeUs(const KernelWork& k, const KernelParams& p, int num_sms) {
+double ModelTimeUs(const KernelWork& k, const KernelParams& p, int num_sms) {
   KernelTheta theta;
   theta.floor_us = p.floor_us.value;
   theta.rate_tflops = p.rate_tflops.known() ? p.rate_tflops.value : 0;
   theta.bandwidth_gbps = p.bandwidth_gbps.value;
   return KernelTimeUs(k, theta, p.tile_m, p.tile_n, num_sms);
+}
+
+namespace {
+
+// Interpolation width and reach, in octaves of the shape (or of the bytes).
+constexpr double kSigma = 0.5;
+constexpr double kReach = 1.0;
+constexpr double kFade = 1.0;
+
+double Log2Pos(double v) { return std::log2(std::max(v, 1.0)); }
+
+bool Shaped(int64_t m, int64_t n, int64_t k) { return m > 0 && n > 0 && k > 0; }
+
+}  // namespace
+
+double AnchorFactor(const KernelWork& k, const KernelParams& p) {
+  if (p.anchors.empty()) return 1.0;
+  const bool shaped = Shaped(k.m, k.n, k.k);
+  const double qm = shaped ? Log2Pos(double(k.m)) : 0, qn = shaped ? Log2Pos(double(k.n)) : 0,
+               qk = shaped ? Log2Pos(double(k.k)) : 0,
+               qb = shaped ? Log2Pos(double(std::max<int64_t>(k.batch, 1))) : 0;
+  const double qbytes = Log2Pos(k.bytes);
+  auto dist2 = [&](const KernelAnchor& a) {
+    if (shaped != Shaped(a.m, a.n, a.k)) return -1.0;
+    if (!shaped) return (qbytes - a.lbytes) * (qbytes - a.lbytes);
+    return (qm - a.lm) * (qm - a.lm) + (qn - a.ln) * (qn - a.ln) + (qk - a.lk) * (qk - a.lk) +
+           (qb - a.lb) * (qb - a.lb);
+  };
+  for (KernelVariant v : {k.variant, KernelVariant::kPlain}) {
+    double best = -1;
+    bool any_of_variant = false;
+    for (const KernelAnchor& a : p.anchors) {
+      if (a.variant != v) continue;
+      any_of_variant = true;
+      const double d2 = dist2(a);
+      if (d2 >= 0 && (best < 0 || d2 < best)) best = d2;
+    }
+    if (!any_of_variant) continue;  // fall back to the plain anchors
+    if (best < 0) return 1.0;
+    double sw = 0, swr = 0;
+    for (const KernelAnchor& a : p.anchors) {
+      if (a.variant != v) continue;
+      const double d2 = dist2(a);
+      if (d2 < 0) continue;
+      const double e = (d2 - best) / (2 * kSigma * kSigma);
+      if (e > 20 || (best < 1e-12 && d2 > 1e-12)) continue;  // on an anchor: that one alone
+      const double w = std::exp(-e);
+      sw += w;
+      swr += w * a.log_ratio;
+    }
+    const double beyond = std::max(0.0, std::sqrt(best) - kReach) / kFade;
+    return std::exp(swr / sw * std::exp(-0.5 * beyond * beyond));
+  }
+  return 1.0;
+}
+
+double KernelTimeUs(const KernelWork& k, const KernelParams& p, int num_sms) {
+  const double t = ModelTimeUs(k, p, num_sms);
+  return p.anchors.empty() ? t : t * AnchorFactor(k, p);
+}
+
+void PrepareAnchors(GpuParams* gpu) {
+  for (auto& [key, p] : gpu->kernels) {
+    for (KernelAnchor& a : p.anchors) {
+      KernelWork w;
+      w.flops = a.flops;
+      w.bytes = a.bytes;
+      w.m = a.m;
+      w.n = a.n;
+      w.k = a.k;
+      w.batch = a.batch;
+      a.lm = Log2Pos(double(a.m));
+      a.ln = Log2Pos(double(a.n));
+      a.lk = Log2Pos(double(a.k));
+      a.lb = Log2Pos(double(std::max<int64_t>(a.batch, 1)));
+      a.lbytes = Log2Pos(a.bytes);
+      const double model = ModelTimeUs(w, p, gpu->num_sms);
+      a.log_ratio = model > 0 && a.us > 0 ? std::log(a.us / model) : 0.0;
+    }
+  }
+}
+
+const char* KernelVariantName(KernelVariant v) {
+  switch (v) {
+    case KernelVariant::kPlain: return "";
+    case KernelVariant::kGemmNN: return "nn";
+    case KernelVariant::kGemmNNBias: return "nn_bias";
+    case KernelVariant::kBroadcast: return "broadcast";
+    case KernelVariant::kPointwise: return "pointwise";
+  }
+  return "";
+}
+
+std::optional<KernelVariant> ParseKernelVariant(const std::string& name) {
+  for (int i = 0; i < kNumKernelVariants; ++i)
+    if (name == KernelVariantName(KernelVariant(i))) return KernelVariant(i);
+  if (name == "plain") return KernelVariant::kPlain;
+  return std::nullopt;
 }
 
 }  // namespace ftax

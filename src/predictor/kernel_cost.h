@@ -7,6 +7,12 @@
 // flops_eff = max(flops, waves * SMs * 2 * tile_m * tile_n * k) — a GEMM with fewer tiles
 // than SMs runs no faster than one tile on one SM. Memory-bound classes have no rate.
 //
+// A profile may keep measured points ("anchors") per class. The time of a kernel near them is
+// the model's, times the measured-over-modelled ratio of the nearest anchors of its variant,
+// interpolated in log space over (m, n, k, batch), or over bytes for classes without a GEMM
+// shape: exact at an anchor, a geometric blend between anchors, and fading back to the bare
+// model beyond one octave from the nearest. A variant without anchors uses the plain ones.
+//
 // The same function is used by prediction and by the fits in src/calibrate, so a fitted
 // profile and the predictor can never disagree about the model.
 #pragma once
@@ -29,6 +35,15 @@ double EffectiveFlops(const KernelWork& k, int tile_m, int tile_n, int num_sms);
 // Kernel time in µs.
 double KernelTimeUs(const KernelWork& k, const KernelTheta& theta, int tile_m, int tile_n,
                     int num_sms);
+// Kernel time in µs with the anchors' correction.
 double KernelTimeUs(const KernelWork& k, const KernelParams& p, int num_sms);
+// The bare model, without anchors.
+double ModelTimeUs(const KernelWork& k, const KernelParams& p, int num_sms);
+// The anchors' factor for `k` (1 without anchors).
+double AnchorFactor(const KernelWork& k, const KernelParams& p);
+
+// Fills the derived fields of every anchor from its class's parameters; call after changing
+// them (HostProfileFromJson and the calibration do).
+void PrepareAnchors(GpuParams* gpu);
 
 }  // namespace ftax

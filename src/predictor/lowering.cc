@@ -207,6 +207,7 @@ class Walker {
         const int r = find(i);
         const KernelWork& k = work_.kernels[size_t(d.first_kernel)];
         auto [it, fresh] = acc.try_emplace(r, Group{k, {}});
+        it->second.k.variant = KernelVariant::kPlain;  // NNC's own generated kernel
         if (!fresh) it->second.k.flops += k.flops;
         for (const std::string& in : g_.ops[size_t(i)].inputs) {
           if (in.empty() || internal(i, in)) continue;
@@ -321,6 +322,9 @@ class Walker {
         k.m = int64_t(out_n / double(n));
         k.flops = 2.0 * double(k.m) * double(n) * double(kk);
         k.bytes = (double(k.m) * kk + double(n) * kk + double(k.m) * n + n) * DTypeSize(k.dtype);
+        // Eager addmm fuses the bias into cuBLASLt's epilogue; TorchScript decomposes it into
+        // mm and a broadcast add (see the bias kernel below).
+        if (addmm) k.variant = AddmmRunsAsMmAndAdd() ? KernelVariant::kGemmNN : KernelVariant::kGemmNNBias;
         break;
       }
       case KernelRecipe::kMatMul:
@@ -341,9 +345,11 @@ class Walker {
         double out_n = Numel(out);
         int64_t n = o->empty() ? 1 : o->back().value;
         if (b->size() <= 2 || recipe == KernelRecipe::kGemmOnnx) {
-          // Weight-like right operand: the batch folds into M.
+          // Weight-like right operand: the batch folds into M. In PyTorch it is stored [k, n]
+          // (x @ W), which cuBLAS runs with other kernels than nn.Linear's x @ W^T.
           k.batch = 1;
           k.m = int64_t(out_n / double(std::max<int64_t>(n, 1)));
+          if (op.domain == "aten" && recipe == KernelRecipe::kMatMul) k.variant = KernelVariant::kGemmNN;
         } else {
           k.m = o->size() >= 2 ? (*o)[o->size() - 2].value : 1;
           k.batch = int64_t(out_n / double(std::max<int64_t>(k.m * n, 1)));
@@ -380,6 +386,7 @@ class Walker {
         double bx = Bytes(op.inputs[0]), bw = Bytes(op.inputs[1]);
         k.bytes = bx + bw + out_bytes;
         if (k.cls == KernelClass::kDepthwise) k.m = k.n = k.k = 0;
+        else if (kernel == 1) k.variant = KernelVariant::kPointwise;
         break;
       }
       case KernelRecipe::kAttention: {
@@ -430,6 +437,14 @@ class Walker {
         k.bytes = in_bytes + total_out;
         double n = Numel(out);
         k.flops = (recipe == KernelRecipe::kElementwise ? 1.0 : 5.0) * std::max(n, 0.0);
+        if (recipe == KernelRecipe::kElementwise) {
+          // An operand broadcast along a dimension (a bias row over a matrix) keeps ATen's
+          // TensorIterator off its vectorized path.
+          for (const std::string& in : op.inputs) {
+            const double e = Numel(in);
+            if (e > 1 && e < n) k.variant = KernelVariant::kBroadcast;
+          }
+        }
         break;
       }
       case KernelRecipe::kCopy:
@@ -462,18 +477,25 @@ class Walker {
         work_.kernels.push_back(c);
       }
     }
-    if (op.type == "addmm" && op.domain == "aten") {
-      // aten::addmm(bias, x, w) as Hugging Face's Conv1D calls it (GPT-2) runs the GEMM without
-      // cuBLASLt's bias epilogue and adds the broadcast bias in a second kernel (CUPTI, H200).
+    if (op.type == "addmm" && op.domain == "aten" && AddmmRunsAsMmAndAdd()) {
+      // aten::addmm(bias, x, w) as Hugging Face's Conv1D calls it (GPT-2): TorchScript's
+      // DecomposeOps pass turns it into mm and an add of the broadcast bias, ATen's strided
+      // elementwise kernel (CUPTI, H100 and H200); eager runs one cuBLASLt GEMM with a bias
+      // epilogue.
       KernelWork b;
       b.op_index = index;
       b.dtype = opt_.precision;
       b.cls = KernelClass::kElementwise;
+      b.variant = KernelVariant::kBroadcast;
       b.flops = Numel(out);
-      b.bytes = 2.0 * out_bytes;
+      b.bytes = 2.0 * out_bytes + std::max(0.0, Bytes(op.inputs.empty() ? "" : op.inputs[0]));
       work_.kernels.push_back(b);
     }
     return Status::Ok();
+  }
+
+  bool AddmmRunsAsMmAndAdd() const {
+    return opt_.framework == Framework::kTorchscript || opt_.framework == Framework::kCudaGraph;
   }
 
   // Small kernels PyTorch 2.11 runs around a fused attention call, as CUPTI records of

@@ -75,7 +75,7 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
   // whose measured range applies. Arrays, not string maps: this runs once per prediction.
   constexpr int kDTypes = int(DType::kComplex64) + 1;
   std::array<std::array<int, kDTypes>, kNumKernelClasses> slot;
-  std::array<std::array<const KernelParams*, kDTypes>, kNumKernelClasses> own{};
+  std::array<std::array<const KernelParams*, kDTypes>, kNumKernelClasses> own{}, used_params{};
   for (auto& row : slot) row.fill(-1);
   std::map<std::string, int> out_of_range;
   rp.theta_index.reserve(work.kernels.size());
@@ -114,7 +114,10 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
       rp.theta_se.push_back(se);
       rp.tiles.emplace_back(kp->tile_m, kp->tile_n);
       rp.theta_keys.push_back(used);
+      used_params[int(k.cls)][int(k.dtype)] = kp;
     }
+    const KernelParams* up = used_params[int(k.cls)][int(k.dtype)];
+    rp.anchor_factor.push_back(up && !up->anchors.empty() ? AnchorFactor(k, *up) : 1.0);
     // Range check against what the profile measured for this very class and dtype.
     const KernelParams* kp = own[int(k.cls)][int(k.dtype)];
     if (kp && kp->max_bytes > 0 &&
@@ -156,7 +159,8 @@ Timing Simulate(const WorkList& work, const ResolvedParams& p) {
   for (size_t i = 0; i < work.kernels.size(); ++i) {
     const int ti = p.theta_index[i];
     kt[i] = KernelTimeUs(work.kernels[i], p.thetas[ti], p.tiles[ti].first, p.tiles[ti].second,
-                         p.num_sms);
+                         p.num_sms) *
+            (i < p.anchor_factor.size() ? p.anchor_factor[i] : 1.0);
     t.compute_us += kt[i];
     t.class_us[int(work.kernels[i].cls)] += kt[i];
   }

@@ -41,6 +41,8 @@ struct ResolvedParams {
   std::vector<KernelTheta> thetas;
   std::vector<std::pair<int, int>> tiles;  // per theta
   std::vector<std::string> theta_keys;     // "gemm/fp16" per theta
+  // Per kernel: the profile's anchors' correction of the model (kernel_cost.h; 1: none).
+  std::vector<double> anchor_factor;
   // Standard errors in the same layout (NaN: unknown).
   double call_se = 0, module_se = 0, node_gap_se = 0, kernel_gap_se = 0, replay_se = 0;
   std::array<double, kNumDispatchClasses> dispatch_se{};

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,21 @@
 #include "predictor/framework.h"
 
 namespace ftax {
+
+// A kernel's flavor where one class runs different kernels for the same work: the host
+// profile keeps measured points per variant (host_profile.h, anchors), and a variant without
+// points of its own is priced as the plain class.
+enum class KernelVariant : uint8_t {
+  kPlain,      // the class as its microbenchmark runs it (GEMM: x @ W^T + b, as nn.Linear)
+  kGemmNN,     // GEMM with the weight stored [k, n] (x @ W: torch.mm, TorchScript's addmm)
+  kGemmNNBias, // the same with a bias fused into cuBLASLt's epilogue (eager torch.addmm)
+  kBroadcast,  // elementwise with a broadcast operand: ATen's strided, unvectorized kernel
+  kPointwise,  // 1x1 convolution, which cuDNN runs as a GEMM without layout transposes
+};
+constexpr int kNumKernelVariants = 5;
+// "", "nn", "nn_bias", "broadcast", "pointwise"
+const char* KernelVariantName(KernelVariant v);
+std::optional<KernelVariant> ParseKernelVariant(const std::string& name);
 
 struct KernelWork {
   KernelClass cls = KernelClass::kElementwise;
@@ -23,6 +39,7 @@ struct KernelWork {
   // GEMM-like problem shape for tile/wave quantization (m x n outputs, depth k, batch
   // independent problems); zero where it does not apply.
   int64_t m = 0, n = 0, k = 0, batch = 1;
+  KernelVariant variant = KernelVariant::kPlain;
   int op_index = -1;  // graph op it came from (-1: framework-added)
 };
 

@@ -444,3 +444,58 @@ TEST(ProfileFitTest, RobustLossResistsOutlierRows) {
 
 }  // namespace
 }  // namespace ftax
+
+namespace ftax {
+namespace {
+
+// Rows of a variant (here GEMMs with the weight stored [k, n], measured twice as slow) stay
+// out of the class's fit and become anchors that correct the model for that variant; plain
+// anchors that only carry measurement noise do not beat the fit and are dropped.
+TEST(ProfileFitTest, VariantRowsBecomeAnchorsAndStayOutOfTheFit) {
+  SyntheticSpec spec = H200LikeSpec();
+  json m = testing::MakeSyntheticMeasurements(spec);
+  json extra = json::array();
+  for (const json& r : m["kernels"]) {
+    if (r["class"] != "gemm" || r["dtype"] != "fp16") continue;
+    json v = r;
+    v["variant"] = "nn";
+    for (const char* q : {"median", "p10", "p90"})
+      if (v["kernel_us"].contains(q)) v["kernel_us"][q] = 2.0 * v["kernel_us"][q].get<double>();
+    extra.push_back(v);
+  }
+  ASSERT_GT(extra.size(), 5u);
+  for (const json& v : extra) m["kernels"].push_back(v);
+  Expected<Measurements> meas = MeasurementsFromJson(m);
+  ASSERT_TRUE(meas.ok()) << meas.status().message();
+  Expected<Calibration> c = Calibrate(meas.value(), TestOptions());
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  const KernelFit* k = FindKernel(c.value(), KernelClass::kGemm, DType::kFloat16);
+  ASSERT_NE(k, nullptr);
+  const auto& truth = spec.classes[0];
+  ASSERT_EQ(truth.cls, KernelClass::kGemm);
+  ExpectRecovered(k->params.rate_tflops, truth.theta.rate_tflops, 0.05, "rate_tflops");
+  size_t nn = 0, plain = 0;
+  for (const KernelAnchor& a : k->params.anchors) (a.variant == KernelVariant::kGemmNN ? nn : plain)++;
+  EXPECT_EQ(nn, extra.size());
+  EXPECT_EQ(plain, 0u);
+  EXPECT_TRUE(HasNote(*k, "anchors plain")) << "the dropped plain anchors are reported";
+  // An nn GEMM between the measured shapes is priced at about twice the plain model.
+  const KernelParams* p = c->profile.gpu.Find(KernelClass::kGemm, DType::kFloat16);
+  ASSERT_NE(p, nullptr);
+  KernelWork w;
+  w.cls = KernelClass::kGemm;
+  w.dtype = DType::kFloat16;
+  w.variant = KernelVariant::kGemmNN;
+  w.m = extra[2]["m"].get<int64_t>() * 3 / 2;
+  w.n = extra[2]["n"].get<int64_t>();
+  w.k = extra[2]["k"].get<int64_t>();
+  w.flops = 2.0 * double(w.m) * double(w.n) * double(w.k);
+  w.bytes = 2.0 * double(w.m * w.k + w.n * w.k + w.m * w.n);
+  const double ratio = KernelTimeUs(w, *p, c->profile.gpu.num_sms) / ModelTimeUs(w, *p, c->profile.gpu.num_sms);
+  EXPECT_NEAR(ratio, 2.0, 0.2);
+  EXPECT_LT(k->anchor_loo_error.median_abs_pct, 10.0);
+  EXPECT_GT(k->anchor_model_error.median_abs_pct, 40.0);
+}
+
+}  // namespace
+}  // namespace ftax

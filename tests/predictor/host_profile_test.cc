@@ -23,6 +23,28 @@ TEST(HostProfileTest, RoundTripsThroughJson) {
   EXPECT_DOUBLE_EQ(q->FindFramework(Framework::kTorchscript)->dispatch_us[1].value, 5);
 }
 
+TEST(HostProfileTest, AnchorsRoundTripAndArePreparedOnLoad) {
+  HostProfile p = testing::SyntheticProfile();
+  KernelAnchor a;
+  a.variant = KernelVariant::kGemmNN;
+  a.m = 4096;
+  a.n = 768;
+  a.k = 768;
+  a.flops = 2.0 * 4096 * 768 * 768;
+  a.bytes = 2.0 * (4096 * 768 * 2 + 768 * 768);
+  a.us = 50;
+  p.gpu.kernels.at("gemm/fp16").anchors = {a};
+  Expected<HostProfile> q = HostProfileFromJson(HostProfileToJson(p));
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  const KernelParams* g = q->gpu.Find(KernelClass::kGemm, DType::kFloat16);
+  ASSERT_EQ(g->anchors.size(), 1u);
+  EXPECT_EQ(g->anchors[0].variant, KernelVariant::kGemmNN);
+  EXPECT_EQ(g->anchors[0].m, 4096);
+  EXPECT_DOUBLE_EQ(g->anchors[0].us, 50);
+  EXPECT_DOUBLE_EQ(g->anchors[0].lm, 12);  // log2(4096), set on load
+  EXPECT_NE(g->anchors[0].log_ratio, 0);
+}
+
 struct BadCase {
   const char* what;
   std::function<void(json&)> mutate;
@@ -43,6 +65,12 @@ TEST(HostProfileTest, RejectsBadFieldsNamingThem) {
       {"negative", [](json& j) { j["frameworks"]["torchscript"]["call_us"]["value"] = -3; }, "torchscript"},
       {"stderr", [](json& j) { j["frameworks"]["torchscript"]["call_us"]["stderr"] = "x"; }, "call_us.stderr"},
       {"not object", [](json& j) { j["gpu"] = 3; }, "gpu"},
+      {"anchor time", [](json& j) { j["gpu"]["kernels"]["gemm/fp16"]["anchors"] = {{{"m", 8}, {"n", 8}, {"k", 8}, {"us", 0}}}; },
+       "gemm/fp16.anchors[0].us"},
+      {"anchor variant", [](json& j) { j["gpu"]["kernels"]["gemm/fp16"]["anchors"] = {{{"m", 8}, {"n", 8}, {"k", 8}, {"us", 2}, {"variant", "tn"}}}; },
+       "anchors[0].variant: unknown variant 'tn'"},
+      {"anchor where", [](json& j) { j["gpu"]["kernels"]["gemm/fp16"]["anchors"] = {{{"us", 2}}}; },
+       "anchors[0]: needs a shape or bytes"},
   };
   for (const BadCase& c : cases) {
     json j = HostProfileToJson(testing::SyntheticProfile());

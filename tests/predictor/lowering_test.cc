@@ -101,21 +101,54 @@ TEST(LoweringTest, InPlaceOpsAndSharedIntermediatesAreNotFused) {
   EXPECT_EQ(w->kernels.size(), 3u);
 }
 
-TEST(LoweringTest, AddmmAddsItsBiasInASecondKernel) {
+TEST(LoweringTest, AddmmIsOneBiasedGemmEagerAndMmPlusBroadcastAddInTorchScript) {
   Graph g;
   g.tensors["bias"] = T("bias", {2304}, DType::kFloat32, true);
   g.tensors["x"] = T("x", {256, 768});
   g.tensors["w"] = T("w", {768, 2304}, DType::kFloat32, true);
   g.tensors["y"] = T("y", {256, 2304});
   g.ops.push_back(MakeOp("aten", "addmm", {"bias", "x", "w"}, {"y"}));
+  // Eager: cuBLASLt's bias epilogue, one kernel (CUPTI: nvjet ..._bias_NNT).
+  Expected<WorkList> e = Lower(g, {Framework::kPytorchEager, DType::kFloat16});
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  ASSERT_EQ(e->kernels.size(), 1u);
+  EXPECT_EQ(e->kernels[0].cls, KernelClass::kGemm);
+  EXPECT_EQ(e->kernels[0].variant, KernelVariant::kGemmNNBias);
+  EXPECT_EQ(e->kernels[0].m, 256);
+  EXPECT_EQ(e->kernels[0].n, 2304);
+  // TorchScript (and graphs captured from it): DecomposeOps makes mm + add of the broadcast bias.
+  for (Framework f : {Framework::kTorchscript, Framework::kCudaGraph}) {
+    Expected<WorkList> w = Lower(g, {f, DType::kFloat16});
+    ASSERT_TRUE(w.ok()) << w.status().message();
+    ASSERT_EQ(w->kernels.size(), 2u);
+    EXPECT_EQ(w->kernels[0].variant, KernelVariant::kGemmNN);
+    EXPECT_EQ(w->kernels[1].cls, KernelClass::kElementwise);
+    EXPECT_EQ(w->kernels[1].variant, KernelVariant::kBroadcast);
+    EXPECT_EQ(w->dispatches.size(), 1u);
+  }
+}
+
+TEST(LoweringTest, KernelVariantsFollowTheOp) {
+  Graph g;
+  g.tensors["x"] = T("x", {8, 64, 56, 56});
+  g.tensors["w1"] = T("w1", {256, 64, 1, 1}, DType::kFloat32, true);
+  g.tensors["w3"] = T("w3", {64, 64, 3, 3}, DType::kFloat32, true);
+  g.tensors["a"] = T("a", {8, 256, 56, 56});
+  g.tensors["c"] = T("c", {8, 64, 56, 56});
+  g.tensors["row"] = T("row", {56});
+  g.tensors["s"] = T("s", {8, 64, 56, 56});
+  g.tensors["t"] = T("t", {8, 64, 56, 56});
+  g.ops.push_back(MakeOp("aten", "conv2d", {"x", "w1"}, {"a"}));
+  g.ops.push_back(MakeOp("aten", "conv2d", {"x", "w3"}, {"c"}));
+  g.ops.push_back(MakeOp("aten", "add", {"c", "row"}, {"s"}));
+  g.ops.push_back(MakeOp("aten", "add", {"c", "s"}, {"t"}));
   Expected<WorkList> w = Lower(g, {Framework::kPytorchEager, DType::kFloat16});
   ASSERT_TRUE(w.ok()) << w.status().message();
-  ASSERT_EQ(w->kernels.size(), 2u);
-  EXPECT_EQ(w->kernels[0].cls, KernelClass::kGemm);
-  EXPECT_EQ(w->kernels[0].m, 256);
-  EXPECT_EQ(w->kernels[0].n, 2304);
-  EXPECT_EQ(w->kernels[1].cls, KernelClass::kElementwise);
-  EXPECT_EQ(w->dispatches.size(), 1u);
+  ASSERT_EQ(w->kernels.size(), 4u);
+  EXPECT_EQ(w->kernels[0].variant, KernelVariant::kPointwise);
+  EXPECT_EQ(w->kernels[1].variant, KernelVariant::kPlain);
+  EXPECT_EQ(w->kernels[2].variant, KernelVariant::kBroadcast);  // a row over the tensor
+  EXPECT_EQ(w->kernels[3].variant, KernelVariant::kPlain);      // same shapes
 }
 
 TEST(LoweringTest, HalfPrecisionBatchNormIsThreeKernelsFloatIsOne) {

@@ -1,0 +1,140 @@
+// The kernel cost model's anchors: measured points that correct the analytic model near them.
+#include "predictor/kernel_cost.h"
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "predictor/host_profile.h"
+
+namespace ftax {
+namespace {
+
+constexpr int kSms = 132;
+
+KernelParams GemmParams() {
+  KernelParams p;
+  p.floor_us = Param::Of(3);
+  p.rate_tflops = Param::Of(500);
+  p.bandwidth_gbps = Param::Of(3000);
+  p.tile_m = p.tile_n = 128;
+  return p;
+}
+
+KernelWork Gemm(int64_t m, int64_t n, int64_t k, KernelVariant v = KernelVariant::kPlain) {
+  KernelWork w;
+  w.cls = KernelClass::kGemm;
+  w.dtype = DType::kFloat16;
+  w.m = m;
+  w.n = n;
+  w.k = k;
+  w.variant = v;
+  w.flops = 2.0 * double(m) * double(n) * double(k);
+  w.bytes = 2.0 * double(m * k + n * k + m * n);
+  return w;
+}
+
+KernelAnchor AnchorAt(const KernelWork& w, double us) {
+  KernelAnchor a;
+  a.variant = w.variant;
+  a.m = w.m;
+  a.n = w.n;
+  a.k = w.k;
+  a.batch = w.batch;
+  a.flops = w.flops;
+  a.bytes = w.bytes;
+  a.us = us;
+  return a;
+}
+
+// Prepares anchors as a loaded profile would.
+KernelParams Prepared(KernelParams p) {
+  GpuParams g;
+  g.num_sms = kSms;
+  g.kernels["gemm/fp16"] = p;
+  PrepareAnchors(&g);
+  return g.kernels["gemm/fp16"];
+}
+
+TEST(KernelCostTest, WithoutAnchorsTheModelIsUnchanged) {
+  KernelParams p = GemmParams();
+  KernelWork w = Gemm(4096, 768, 768);
+  EXPECT_DOUBLE_EQ(KernelTimeUs(w, p, kSms), ModelTimeUs(w, p, kSms));
+  EXPECT_DOUBLE_EQ(AnchorFactor(w, p), 1.0);
+}
+
+TEST(KernelCostTest, AnAnchorIsReproducedExactly) {
+  KernelParams p = GemmParams();
+  KernelWork a = Gemm(4096, 768, 768), b = Gemm(4096, 3072, 768);
+  const double ma = ModelTimeUs(a, p, kSms), mb = ModelTimeUs(b, p, kSms);
+  p.anchors = {AnchorAt(a, 1.3 * ma), AnchorAt(b, 0.8 * mb)};
+  p = Prepared(p);
+  EXPECT_NEAR(KernelTimeUs(a, p, kSms), 1.3 * ma, 1e-6 * ma);
+  EXPECT_NEAR(KernelTimeUs(b, p, kSms), 0.8 * mb, 1e-6 * mb);
+}
+
+TEST(KernelCostTest, BetweenAnchorsTheRatioIsBlendedAndFadesFarAway) {
+  KernelParams p = GemmParams();
+  KernelWork lo = Gemm(1024, 768, 768), hi = Gemm(4096, 768, 768);
+  p.anchors = {AnchorAt(lo, 1.5 * ModelTimeUs(lo, p, kSms)),
+               AnchorAt(hi, 1.1 * ModelTimeUs(hi, p, kSms))};
+  p = Prepared(p);
+  // Halfway in log2(m): the geometric mean of the two ratios.
+  const double mid = AnchorFactor(Gemm(2048, 768, 768), p);
+  EXPECT_NEAR(mid, std::sqrt(1.5 * 1.1), 1e-9);
+  // Closer to `lo`: nearer its ratio.
+  const double near_lo = AnchorFactor(Gemm(1300, 768, 768), p);
+  EXPECT_GT(near_lo, mid);
+  EXPECT_LT(near_lo, 1.5 + 1e-12);
+  // One octave beyond the last anchor still takes its ratio; four octaves beyond, almost none.
+  EXPECT_NEAR(AnchorFactor(Gemm(8192, 768, 768), p), 1.1, 1e-6);
+  const double far = AnchorFactor(Gemm(65536, 768, 768), p);
+  EXPECT_LT(std::abs(std::log(far)), 0.05 * std::log(1.1) + 1e-12);
+}
+
+TEST(KernelCostTest, AVariantUsesItsOwnAnchorsOrElseThePlainOnes) {
+  KernelParams p = GemmParams();
+  KernelWork plain = Gemm(2048, 768, 768);
+  KernelWork nn = Gemm(2048, 768, 768, KernelVariant::kGemmNN);
+  p.anchors = {AnchorAt(plain, 2.0 * ModelTimeUs(plain, p, kSms))};
+  p = Prepared(p);
+  // No nn anchors: priced with the plain ones.
+  EXPECT_NEAR(AnchorFactor(nn, p), 2.0, 1e-9);
+  p.anchors.push_back(AnchorAt(nn, 0.5 * ModelTimeUs(nn, p, kSms)));
+  p = Prepared(p);
+  EXPECT_NEAR(AnchorFactor(nn, p), 0.5, 1e-9);
+  EXPECT_NEAR(AnchorFactor(plain, p), 2.0, 1e-9);
+}
+
+TEST(KernelCostTest, MemoryBoundAnchorsAreLocatedByBytes) {
+  KernelParams p;
+  p.floor_us = Param::Of(2);
+  p.bandwidth_gbps = Param::Of(3000);
+  KernelWork w;
+  w.cls = KernelClass::kElementwise;
+  w.variant = KernelVariant::kBroadcast;
+  w.bytes = 1e8;
+  KernelAnchor a;
+  a.variant = KernelVariant::kBroadcast;
+  a.bytes = 1e8;
+  a.us = 2.0 * ModelTimeUs(w, p, kSms);
+  p.anchors = {a};
+  p = Prepared(p);
+  EXPECT_NEAR(KernelTimeUs(w, p, kSms), a.us, 1e-6 * a.us);
+  // A plain element-wise kernel of the same size is not corrected by broadcast anchors.
+  KernelWork plain = w;
+  plain.variant = KernelVariant::kPlain;
+  EXPECT_DOUBLE_EQ(AnchorFactor(plain, p), 1.0);
+}
+
+TEST(KernelCostTest, VariantNamesRoundTrip) {
+  for (int i = 0; i < kNumKernelVariants; ++i) {
+    auto v = ParseKernelVariant(KernelVariantName(KernelVariant(i)));
+    ASSERT_TRUE(v.has_value());
+    EXPECT_EQ(int(*v), i);
+  }
+  EXPECT_FALSE(ParseKernelVariant("transposed").has_value());
+}
+
+}  // namespace
+}  // namespace ftax
