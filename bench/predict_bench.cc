@@ -6,6 +6,7 @@
 #include <random>
 
 #include "graph/arch_spec.h"
+#include "predictor/host_profile.h"
 #include "predictor/kernel_cost.h"
 #include "predictor/lowering.h"
 #include "predictor/pipeline.h"
@@ -83,6 +84,32 @@ void BM_BertSweep(benchmark::State& state) {
   state.SetLabel("72 points, graphs prebuilt, no interval");
 }
 BENCHMARK(BM_BertSweep)->Unit(benchmark::kMillisecond);
+
+// The same sweep with a shipped profile, whose measured anchors correct every kernel.
+void BM_BertSweepShippedProfile(benchmark::State& state) {
+  Expected<HostProfile> prof = LoadHostProfile(FTAX_SOURCE_DIR "/data/profiles/h200f.json");
+  if (!prof.ok()) {
+    state.SkipWithError(prof.status().message().c_str());
+    return;
+  }
+  std::vector<Graph> graphs;
+  for (int64_t b : {1, 2, 4, 8, 16, 32, 64, 128, 256})
+    graphs.push_back(BuildArchGraph("bert:layers=12,hidden=768,heads=12,ffn=3072",
+                                    {{"batch", b}, {"seq", 128}}, ArchFlavor::kTorch)
+                         .value());
+  for (auto _ : state) {
+    double total = 0;
+    for (const Graph& g : graphs)
+      for (Framework f : AllFrameworks())
+        for (DType d : {DType::kFloat16, DType::kFloat32}) {
+          auto p = PredictPoint(g, prof.value(), f, d, /*samples=*/0, 1, nullptr);
+          total += p->latency_ms;
+        }
+    benchmark::DoNotOptimize(total);
+  }
+  state.SetLabel("72 points, data/profiles/h200f.json (anchored)");
+}
+BENCHMARK(BM_BertSweepShippedProfile)->Unit(benchmark::kMillisecond);
 
 void BM_BertSweepWithInterval(benchmark::State& state) {
   const HostProfile prof = BenchProfile();

@@ -6,14 +6,17 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 ftax=${1:-$root/build}/ftax
 cd "$root"
-declare -A meas=([h200]=h200-2026-11-22b [h100]=h100-2026-11-22)
+# profile name : measurement file : validation campaign (data/validation/CAMPAIGN.*.json)
+runs=(h200:h200-2026-11-22b:h200-2026-11-22 h100:h100-2026-11-22:h100-2026-11-22
+      h100e:h100-2026-11-22e:h100-2026-11-22e h200f:h200-2026-11-22f:h200-2026-11-22f)
 out=${REPORTS:-/tmp/ftax-reports}
 mkdir -p "$out"
-for h in h200 h100; do
-  "$ftax" calibrate "data/measurements/${meas[$h]}.measurements.json" -o "data/profiles/$h.json" --force \
+for run in "${runs[@]}"; do
+  IFS=: read -r h meas campaign <<<"$run"
+  "$ftax" calibrate "data/measurements/$meas.measurements.json" -o "data/profiles/$h.json" --force \
     > "data/profiles/$h.calibrate.txt" 2>&1 || true
-  m=(--measured "data/validation/$h-2026-11-22.torchscript-cudagraph.json"
-     --measured "data/validation/$h-2026-11-22.eager.json")
+  m=(--measured "data/validation/$campaign.torchscript-cudagraph.json"
+     --measured "data/validation/$campaign.eager.json")
   "$ftax" validate "${m[@]}" --profile "data/profiles/$h.json" --refined-profile "data/profiles/$h-refined.json" \
     --format json > "$out/$h-none.json"
   "$ftax" validate "${m[@]}" --profile "data/profiles/$h.json" --refine leave-one-model-out --format json \

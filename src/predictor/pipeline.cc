@@ -79,6 +79,18 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
   for (auto& row : slot) row.fill(-1);
   std::map<std::string, int> out_of_range;
   rp.theta_index.reserve(work.kernels.size());
+  rp.anchor_factor.reserve(work.kernels.size());
+  struct AnchorKey {
+    const KernelParams* params;
+    KernelVariant variant;
+    int64_t m, n, k, batch;
+    double bytes;
+    bool operator==(const AnchorKey& o) const {
+      return params == o.params && variant == o.variant && m == o.m && n == o.n && k == o.k &&
+             batch == o.batch && bytes == o.bytes;
+    }
+  };
+  std::vector<std::pair<AnchorKey, double>> seen;
   for (const KernelWork& k : work.kernels) {
     int& idx = slot[int(k.cls)][int(k.dtype)];
     if (idx < 0) {
@@ -117,7 +129,20 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
       used_params[int(k.cls)][int(k.dtype)] = kp;
     }
     const KernelParams* up = used_params[int(k.cls)][int(k.dtype)];
-    rp.anchor_factor.push_back(up && !up->anchors.empty() ? AnchorFactor(k, *up) : 1.0);
+    double factor = 1.0;
+    if (up && !up->anchors.empty()) {
+      // A model repeats its layers: the same kernel work recurs, so its factor is computed once.
+      AnchorKey key{up, k.variant, k.m, k.n, k.k, k.batch, k.bytes};
+      auto it = std::find_if(seen.begin(), seen.end(),
+                             [&](const auto& e) { return e.first == key; });
+      if (it != seen.end()) {
+        factor = it->second;
+      } else {
+        factor = AnchorFactor(k, *up);
+        seen.emplace_back(key, factor);
+      }
+    }
+    rp.anchor_factor.push_back(factor);
     // Range check against what the profile measured for this very class and dtype.
     const KernelParams* kp = own[int(k.cls)][int(k.dtype)];
     if (kp && kp->max_bytes > 0 &&
