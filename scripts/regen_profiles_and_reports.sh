@@ -8,7 +8,8 @@ ftax=${1:-$root/build}/ftax
 cd "$root"
 # profile name : measurement file : validation campaign (data/validation/CAMPAIGN.*.json)
 runs=(h200:h200-2026-11-22b:h200-2026-11-22 h100:h100-2026-11-22:h100-2026-11-22
-      h100e:h100-2026-11-22e:h100-2026-11-22e h200f:h200-2026-11-22f:h200-2026-11-22f)
+      h100e:h100-2026-11-22e:h100-2026-11-22e h200f:h200-2026-11-22f:h200-2026-11-22f
+      h200g:h200-2026-11-22g:h200-2026-11-22g)
 out=${REPORTS:-/tmp/ftax-reports}
 mkdir -p "$out"
 for run in "${runs[@]}"; do
