@@ -105,6 +105,11 @@ Expected<std::vector<FrameworkTimeRow>> CompareFrameworkTime(const HostProfile& 
     const FrameworkParams* fp = profile.FindFramework(*fw);
     row.call_ms = fp && fp->call_us.known() ? fp->call_us.value / 1e3 : 0;
     row.predicted_ms = p->framework_ms;
+    // In a framework-bound run the GPU works under the CPU's dispatches, so the CPU side took
+    // the latency less the GPU work left after the last dispatch, not less all kernel time.
+    // That tail is the prediction's (latency - framework time, small when framework-bound).
+    row.gpu_tail_ms = std::max(0.0, p->latency_ms - p->framework_ms);
+    row.measured_ms = (lat - row.gpu_tail_ms) / overhead;
     const double pred = p->framework_ms - row.call_ms;
     if (pred <= 0) {
       skip("predicted framework time does not exceed the call cost");

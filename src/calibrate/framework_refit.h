@@ -5,8 +5,12 @@
 // RefineFrameworkCosts scales a framework's per-dispatch and per-module costs by one factor,
 // the median over framework-bound measured rows of
 //     (measured framework time - call cost) / (predicted framework time - call cost),
-// where measured framework time = (measured latency - kernel time) / profiler_overhead_factor
-// (a row field, default 1; see below). Its standard error comes from the spread of those
+// where measured framework time = (measured latency - predicted GPU tail) /
+// profiler_overhead_factor (a row field, default 1; see below). The GPU tail is the kernel
+// work the prediction leaves after the last dispatch: in a framework-bound run the kernels
+// run under the CPU's dispatches, so subtracting all kernel time (as before 2026-11-22)
+// under-stated the CPU side by up to the kernel time and the refined costs came out low.
+// Rows are framework-bound when (latency - kernel time) exceeds the kernel time. Its standard error comes from the spread of those
 // ratios (1.4826 x their median absolute deviation / sqrt(rows); unknown, NaN, with one row).
 // The result is honest only when checked on models it was not fitted on: `ftax validate
 // --refine leave-one-model-out` does that.
@@ -48,7 +52,10 @@ struct FrameworkTimeRow {
   bool usable = false;
   std::string reason;  // why the row is not usable (empty when usable)
   double kernel_ms = std::nan("");
-  double measured_ms = std::nan("");   // (latency - kernel time) / profiler_overhead_factor
+  // CPU-side time of the run: (latency - predicted GPU tail) / profiler_overhead_factor. Rows
+  // are framework-bound when (latency - kernel time) exceeds the kernel time.
+  double measured_ms = std::nan("");
+  double gpu_tail_ms = 0;  // predicted GPU work after the last dispatch
   double predicted_ms = std::nan("");  // predicted framework time with the profile given
   double call_ms = 0;                  // the framework's call_us, in ms
   double ratio = std::nan("");         // (measured - call) / (predicted - call)

@@ -39,7 +39,8 @@ struct ValidationRow {
   int64_t seq = 0;
   double measured_ms = 0, measured_p10 = 0, measured_p90 = 0;
   double measured_kernel_ms = 0, measured_kernels = 0, measured_framework_ms = 0;
-  std::string measured_bound;
+  std::string measured_bound;  // "compute" when CUPTI kernel time exceeds latency - kernel time
+  std::string predicted_observable_bound;  // the same rule on the prediction
   std::array<double, kNumKernelClasses> measured_class_ms{};
   double unclassified_ms = 0;
   PredictionPoint predicted;

@@ -74,8 +74,13 @@ TEST(FrameworkRefitTest, TracesOfFrameworkBoundRunsSetTheScaleToTheirMedianRatio
     const FrameworkTimeRow& r = rep.rows[i];
     ASSERT_TRUE(r.usable) << r.reason;
     const json& m = measured["rows"][i];
-    const double fw = m["latency_ms"]["median"].get<double>() - m["kernel_ms"].get<double>();
+    // CPU-side time: the latency less the GPU work predicted after the last dispatch, which
+    // in a framework-bound run is a small part of the kernel time.
+    EXPECT_GE(r.gpu_tail_ms, 0);
+    EXPECT_LT(r.gpu_tail_ms, m["kernel_ms"].get<double>());
+    const double fw = m["latency_ms"]["median"].get<double>() - r.gpu_tail_ms;
     EXPECT_NEAR(r.measured_ms, fw, 1e-9);
+    EXPECT_GT(r.measured_ms, m["latency_ms"]["median"].get<double>() - m["kernel_ms"].get<double>());
     EXPECT_NEAR(r.call_ms, call_ms, 1e-12);
     EXPECT_GT(r.predicted_ms, r.call_ms);
     ratios.push_back((fw - call_ms) / (r.predicted_ms - call_ms));
@@ -104,11 +109,12 @@ TEST(FrameworkRefitTest, TracesOfFrameworkBoundRunsSetTheScaleToTheirMedianRatio
   const double e0 = post.value()[0].predicted_ms - rep.rows[0].measured_ms;
   const double e1 = post.value()[1].predicted_ms - rep.rows[1].measured_ms;
   EXPECT_LT(e0 * e1, 0) << e0 << " " << e1;
-  // Refining the refined profile on the same rows changes nothing (scale 1).
+  // Refining the refined profile on the same rows changes almost nothing: the scale is 1 up
+  // to the small shift of the predicted GPU tail that the new dispatch costs cause.
   RefitReport again;
   ASSERT_TRUE(RefineFrameworkCosts(refined.value(), measured, opt, &again).ok());
   ASSERT_EQ(again.frameworks.size(), 1u);
-  EXPECT_NEAR(again.frameworks[0].scale, 1.0, 1e-9);
+  EXPECT_NEAR(again.frameworks[0].scale, 1.0, 0.02);
 }
 
 TEST(FrameworkRefitTest, ProfilerOverheadFactorDividesMeasuredFrameworkTime) {

@@ -1,0 +1,56 @@
+// The validation report's bound check: prediction and measurement judged by the same rule.
+#include "calibrate/validation_report.h"
+
+#include <gtest/gtest.h>
+
+#include "graph/arch_spec.h"
+#include "predictor/host_profile.h"
+#include "predictor/predict.h"
+
+namespace ftax {
+namespace {
+
+using json = nlohmann::json;
+
+const std::string kBert = "bert:layers=12,hidden=768,heads=12,ffn=3072";
+
+// A run measured exactly as predicted agrees on its bound at every batch, including batches
+// where the GPU is busy more than half the time while the CPU still takes longer (the model's
+// own bound says "framework" there, the measurement cannot see that).
+TEST(ValidationReportTest, ARunMeasuredAsPredictedAgreesOnItsBound) {
+  Expected<HostProfile> prof = LoadHostProfile(std::string(FTAX_SOURCE_DIR) + "/data/profiles/h200.json");
+  ASSERT_TRUE(prof.ok()) << prof.status().message();
+  json measured = {{"rows", json::array()}};
+  int differs = 0;
+  for (int64_t b : {1, 4, 16, 32, 64, 128, 256}) {
+    Expected<Graph> g = BuildArchGraph(kBert, {{"batch", b}, {"seq", 128}}, ArchFlavor::kTorch);
+    ASSERT_TRUE(g.ok());
+    Expected<PredictionPoint> p =
+        PredictPoint(g.value(), prof.value(), Framework::kPytorchEager, DType::kFloat16, 0, 1, nullptr);
+    ASSERT_TRUE(p.ok());
+    const bool observable_compute = p->compute_ms > p->latency_ms - p->compute_ms;
+    differs += (p->bound == "compute") != observable_compute;
+    measured["rows"].push_back({{"model", "bert-base"}, {"arch", kBert}, {"framework", "pytorch-eager"},
+                                {"precision", "fp16"}, {"batch", b}, {"seq", 128},
+                                {"latency_ms", {{"median", p->latency_ms}, {"p10", p->latency_ms},
+                                                {"p90", p->latency_ms}}},
+                                {"kernel_ms", p->compute_ms}});
+  }
+  EXPECT_GT(differs, 0) << "no batch where the two rules differ: the test shows nothing";
+  CompareOptions opt;
+  opt.interval_samples = 0;
+  Expected<ValidationReport> rep = CompareMeasurements(measured, prof.value(), opt);
+  ASSERT_TRUE(rep.ok()) << rep.status().message();
+  ASSERT_EQ(rep->rows.size(), 7u);
+  for (const ValidationRow& r : rep->rows) {
+    EXPECT_NEAR(r.error_pct, 0, 1e-6) << r.batch;
+    EXPECT_TRUE(r.bound_agrees) << "batch " << r.batch << ": measured " << r.measured_bound
+                                << ", predicted " << r.predicted_observable_bound;
+  }
+  ASSERT_EQ(rep->crossovers.size(), 1u);
+  EXPECT_TRUE(rep->crossovers[0].agrees);
+  EXPECT_EQ(rep->crossovers[0].measured, rep->crossovers[0].predicted);
+}
+
+}  // namespace
+}  // namespace ftax
