@@ -63,14 +63,19 @@ void BM_KernelCost(benchmark::State& state) {
 }
 BENCHMARK(BM_KernelCost);
 
-void BM_BertSweep(benchmark::State& state) {
-  const HostProfile prof = BenchProfile();
+// BERT-base at batch 1..256, built once: the sweeps below time prediction only.
+std::vector<Graph> BertGraphs() {
   std::vector<Graph> graphs;
-  const std::vector<int64_t> batches = {1, 2, 4, 8, 16, 32, 64, 128, 256};
-  for (int64_t b : batches)
+  for (int64_t b : {1, 2, 4, 8, 16, 32, 64, 128, 256})
     graphs.push_back(BuildArchGraph("bert:layers=12,hidden=768,heads=12,ffn=3072",
                                     {{"batch", b}, {"seq", 128}}, ArchFlavor::kTorch)
                          .value());
+  return graphs;
+}
+
+// 9 batches x 4 frameworks x 2 precisions = 72 points, no interval.
+void Sweep(benchmark::State& state, const HostProfile& prof) {
+  const std::vector<Graph> graphs = BertGraphs();
   for (auto _ : state) {
     double total = 0;
     for (const Graph& g : graphs)
@@ -81,6 +86,10 @@ void BM_BertSweep(benchmark::State& state) {
         }
     benchmark::DoNotOptimize(total);
   }
+}
+
+void BM_BertSweep(benchmark::State& state) {
+  Sweep(state, BenchProfile());
   state.SetLabel("72 points, graphs prebuilt, no interval");
 }
 BENCHMARK(BM_BertSweep)->Unit(benchmark::kMillisecond);
@@ -92,21 +101,7 @@ void BM_BertSweepShippedProfile(benchmark::State& state) {
     state.SkipWithError(prof.status().message().c_str());
     return;
   }
-  std::vector<Graph> graphs;
-  for (int64_t b : {1, 2, 4, 8, 16, 32, 64, 128, 256})
-    graphs.push_back(BuildArchGraph("bert:layers=12,hidden=768,heads=12,ffn=3072",
-                                    {{"batch", b}, {"seq", 128}}, ArchFlavor::kTorch)
-                         .value());
-  for (auto _ : state) {
-    double total = 0;
-    for (const Graph& g : graphs)
-      for (Framework f : AllFrameworks())
-        for (DType d : {DType::kFloat16, DType::kFloat32}) {
-          auto p = PredictPoint(g, prof.value(), f, d, /*samples=*/0, 1, nullptr);
-          total += p->latency_ms;
-        }
-    benchmark::DoNotOptimize(total);
-  }
+  Sweep(state, prof.value());
   state.SetLabel("72 points, data/profiles/h200f.json (anchored)");
 }
 BENCHMARK(BM_BertSweepShippedProfile)->Unit(benchmark::kMillisecond);

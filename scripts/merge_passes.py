@@ -47,19 +47,17 @@ def main(argv):
             k = key(row)
             if k not in merged:
                 order.append(k)
-                merged[k] = {"best": row, "medians": [], "files": []}
+                merged[k] = {"best": row, "best_pass": i, "medians": []}
             m = merged[k]
             m["medians"].append(median)
-            m["files"].append(path)
             if median < m["best"]["latency_ms"]["median"]:
-                m["best"] = row
+                m["best"], m["best_pass"] = row, i
     rows = []
     for k in order:
         m = merged[k]
         row = dict(m["best"])
         row["pass_medians_ms"] = m["medians"]
-        row["pass_used"] = m["files"].index(next(
-            f for f, x in zip(m["files"], m["medians"]) if x == row["latency_ms"]["median"]))
+        row["pass_used"] = m["best_pass"]  # index into merged_from
         rows.append(row)
     base.update({"rows": rows, "failures": failures, "merged_from": inputs,
                  "merge_rule": "per point, the pass with the lowest median latency"})

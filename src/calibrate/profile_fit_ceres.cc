@@ -606,15 +606,7 @@ void AttachAnchors(const Measurements& m, const std::vector<size_t>& idx, int nu
   for (size_t i : idx) {
     const KernelMeasurement& r = m.kernels[i];
     if (!(r.kernel_us.median > 0)) continue;
-    KernelAnchor a;
-    a.variant = r.work.variant;
-    a.m = r.work.m;
-    a.n = r.work.n;
-    a.k = r.work.k;
-    a.batch = std::max<int64_t>(r.work.batch, 1);
-    a.flops = r.work.flops;
-    a.bytes = r.work.bytes;
-    a.us = r.kernel_us.median;
+    const KernelAnchor a = AnchorOfWork(r.work, r.kernel_us.median);
     if (a.m <= 0 && !(a.bytes > 0)) continue;
     p.anchors.push_back(a);
   }
@@ -634,16 +626,9 @@ void AttachAnchors(const Measurements& m, const std::vector<size_t>& idx, int nu
     std::vector<double> model, loo, meas;
     for (size_t i = 0; i < only.anchors.size(); ++i) {
       const KernelAnchor& a = only.anchors[i];
-      KernelWork w;
+      KernelWork w = WorkOfAnchor(a);
       w.cls = kf->cls;
       w.dtype = kf->dtype;
-      w.variant = a.variant;
-      w.m = a.m;
-      w.n = a.n;
-      w.k = a.k;
-      w.batch = a.batch;
-      w.flops = a.flops;
-      w.bytes = a.bytes;
       KernelParams without = only;
       without.anchors.erase(without.anchors.begin() + long(i));
       model.push_back(ModelTimeUs(w, p, num_sms));

@@ -91,16 +91,35 @@ double KernelTimeUs(const KernelWork& k, const KernelParams& p, int num_sms) {
   return p.anchors.empty() ? t : t * AnchorFactor(k, p);
 }
 
+KernelAnchor AnchorOfWork(const KernelWork& w, double us) {
+  KernelAnchor a;
+  a.variant = w.variant;
+  a.m = w.m;
+  a.n = w.n;
+  a.k = w.k;
+  a.batch = std::max<int64_t>(w.batch, 1);
+  a.flops = w.flops;
+  a.bytes = w.bytes;
+  a.us = us;
+  return a;
+}
+
+KernelWork WorkOfAnchor(const KernelAnchor& a) {
+  KernelWork w;
+  w.variant = a.variant;
+  w.m = a.m;
+  w.n = a.n;
+  w.k = a.k;
+  w.batch = a.batch;
+  w.flops = a.flops;
+  w.bytes = a.bytes;
+  return w;
+}
+
 void PrepareAnchors(GpuParams* gpu) {
   for (auto& [key, p] : gpu->kernels) {
     for (KernelAnchor& a : p.anchors) {
-      KernelWork w;
-      w.flops = a.flops;
-      w.bytes = a.bytes;
-      w.m = a.m;
-      w.n = a.n;
-      w.k = a.k;
-      w.batch = a.batch;
+      const KernelWork w = WorkOfAnchor(a);
       a.lm = Log2Pos(double(a.m));
       a.ln = Log2Pos(double(a.n));
       a.lk = Log2Pos(double(a.k));

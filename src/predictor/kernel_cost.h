@@ -42,6 +42,11 @@ double ModelTimeUs(const KernelWork& k, const KernelParams& p, int num_sms);
 // The anchors' factor for `k` (1 without anchors).
 double AnchorFactor(const KernelWork& k, const KernelParams& p);
 
+// An anchor at the work of `w` (variant, shape, FLOPs, bytes), measured at `us`; and back: the
+// work an anchor stands for (class and dtype are the caller's).
+KernelAnchor AnchorOfWork(const KernelWork& w, double us);
+KernelWork WorkOfAnchor(const KernelAnchor& a);
+
 // Fills the derived fields of every anchor from its class's parameters; call after changing
 // them (HostProfileFromJson and the calibration do).
 void PrepareAnchors(GpuParams* gpu);

@@ -34,18 +34,7 @@ KernelWork Gemm(int64_t m, int64_t n, int64_t k, KernelVariant v = KernelVariant
   return w;
 }
 
-KernelAnchor AnchorAt(const KernelWork& w, double us) {
-  KernelAnchor a;
-  a.variant = w.variant;
-  a.m = w.m;
-  a.n = w.n;
-  a.k = w.k;
-  a.batch = w.batch;
-  a.flops = w.flops;
-  a.bytes = w.bytes;
-  a.us = us;
-  return a;
-}
+KernelAnchor AnchorAt(const KernelWork& w, double us) { return AnchorOfWork(w, us); }
 
 // Prepares anchors as a loaded profile would.
 KernelParams Prepared(KernelParams p) {
