@@ -17,8 +17,20 @@ if ! ls /usr/share/cmake/nlohmann_json /usr/lib/cmake/nlohmann_json /usr/share/n
   fi
 fi
 torch_prefix=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')
+# The lent image's default C++ compiler (/opt/gcc) links libstdc++ statically: the binary then
+# holds a second libstdc++ beside LibTorch's shared one, and objects that cross (a
+# std::stringstream inside TorchScript's compiler) are freed by the wrong copy ("free():
+# invalid pointer" in `ftax bench`). The system g++ links the shared one.
+compiler_args=()
+if [ -x /usr/bin/g++ ]; then
+  compiler_args+=(-DCMAKE_CXX_COMPILER=/usr/bin/g++ -DCMAKE_CUDA_HOST_COMPILER=/usr/bin/g++)
+  # A cache made with another compiler would be reset by CMake, dropping the options below.
+  if [ -f "$build/CMakeCache.txt" ] && ! grep -q '^CMAKE_CXX_COMPILER:[A-Z]*=/usr/bin/g++$' "$build/CMakeCache.txt"; then
+    rm -rf "$build/CMakeCache.txt" "$build/CMakeFiles"
+  fi
+fi
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DFTAX_WITH_TORCH=ON -DFTAX_WITH_CUDA=ON \
-  -DFTAX_BUILD_TESTS=OFF -DFTAX_BUILD_BENCH=OFF -DTorch_DIR="$torch_prefix/Torch" "${prefix_args[@]}" \
+  -DFTAX_BUILD_TESTS=OFF -DFTAX_BUILD_BENCH=OFF -DTorch_DIR="$torch_prefix/Torch" "${prefix_args[@]}" "${compiler_args[@]}" \
   -DCMAKE_CUDA_ARCHITECTURES=90 >"$build.cmake.log" 2>&1 || { tail -30 "$build.cmake.log"; exit 1; }
 cmake --build "$build" -j"$(nproc)" --target ftax 2>&1 | tail -5
 echo "built $build/ftax"

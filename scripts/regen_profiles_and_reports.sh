@@ -9,7 +9,8 @@ cd "$root"
 # profile name : measurement file : validation campaign (data/validation/CAMPAIGN.*.json)
 runs=(h200:h200-2026-11-22b:h200-2026-11-22 h100:h100-2026-11-22:h100-2026-11-22
       h100e:h100-2026-11-22e:h100-2026-11-22e h200f:h200-2026-11-22f:h200-2026-11-22f
-      h200g:h200-2026-11-22g:h200-2026-11-22g h100h:h100-2026-11-22h:h100-2026-11-22h)
+      h200g:h200-2026-11-22g:h200-2026-11-22g h100h:h100-2026-11-22h:h100-2026-11-22h
+      h100i:h100-2026-11-23i:h100-2026-11-23i)
 out=${REPORTS:-/tmp/ftax-reports}
 mkdir -p "$out"
 for run in "${runs[@]}"; do

@@ -111,6 +111,7 @@ class Bench {
     for (Framework f : opt_.frameworks) {
       if (f == Framework::kPytorchEager) continue;  // driven through python3, see RunBench
       DispatchChains(f);
+      if (f == Framework::kCudaGraph) GraphGapChains();
     }
     return Status::Ok();
   }
@@ -458,19 +459,30 @@ class Bench {
     out_->Append("dispatch", row);
   }
 
-  // GPU kernel time and span of one call, from per-call CUPTI records.
+  // GPU kernel count, kernel time and span of one call: medians over per-call CUPTI records.
   template <class F>
-  std::pair<double, double> GpuOfCall(F fn) {
+  KernelSummary GpuSummaryOfCall(F fn) {
     fn();
     KernelTracer::Collect();
-    std::vector<double> kern, span;
+    std::vector<double> count, kern, span;
     for (int r = 0; r < 5; ++r) {
       fn();
       KernelSummary s = SummarizeKernels(KernelTracer::Collect(), 1);
+      count.push_back(s.kernels_per_call);
       kern.push_back(s.kernel_us_per_call);
       span.push_back(s.span_us_per_call);
     }
-    return {Percentile(kern, 0.5), Percentile(span, 0.5)};
+    KernelSummary m;
+    m.kernels_per_call = Percentile(count, 0.5);
+    m.kernel_us_per_call = Percentile(kern, 0.5);
+    m.span_us_per_call = Percentile(span, 0.5);
+    return m;
+  }
+
+  template <class F>
+  std::pair<double, double> GpuOfCall(F fn) {
+    const KernelSummary s = GpuSummaryOfCall(fn);
+    return {s.kernel_us_per_call, s.span_us_per_call};
   }
 
   void DispatchChains(Framework f) {
@@ -524,6 +536,73 @@ class Bench {
           }
         } catch (const std::exception& e) {
           Fail(what, e.what());
+        }
+      }
+    }
+  }
+
+  // One block of a model-like chain: a transformer MLP step (GEMM, GELU, residual add, layer
+  // norm) or a ResNet step (3x3 convolution, batch norm, ReLU) on NCHW input, so that the
+  // graph holds the kernels, and the library's extra kernels (layout transposes, split-K
+  // reductions), that models' graphs hold.
+  static void GraphBlock(const std::string& chain, at::Tensor& x, const std::vector<at::Tensor>& p) {
+    if (chain == "transformer") {
+      at::Tensor y = at::gelu(at::mm(x, p[0]));
+      x = at::layer_norm(at::add(y, x), {x.size(1)}, p[1], p[2]);
+    } else {
+      at::Tensor y = at::conv2d(x, p[0], {}, 1, 1);
+      y = at::batch_norm(y, p[1], p[2], p[3], p[4], /*training=*/false, 0.1, 1e-5, true);
+      x = at::relu(y);
+    }
+  }
+
+  // CUDA-graph replays of chains of model-sized kernels: unlike the chains of tiny adds, the
+  // GPU bounds these, so host time per replay less the kernels' own time is the gap that each
+  // node of a model's graph costs. Rows carry the chain's name and its CUPTI kernel count.
+  void GraphGapChains() {
+    progress_("dispatch chains: cuda-graph, model-sized kernels");
+    const std::vector<int> blocks = opt_.quick ? std::vector<int>{4, 16} : std::vector<int>{4, 16, 48};
+    const int reps = opt_.quick ? 20 : 50;
+    for (const std::string chain : {"transformer", "resnet"}) {
+      for (const std::string& dt : opt_.dtypes) {
+        at::TensorOptions o = at::TensorOptions().device(dev_).dtype(ToScalar(dt));
+        std::vector<at::Tensor> p;
+        at::Tensor x0;
+        if (chain == "transformer") {
+          x0 = at::randn({256, 1024}, o);
+          p = {at::randn({1024, 1024}, o) * 0.03, at::ones({1024}, o), at::zeros({1024}, o)};
+        } else {
+          x0 = at::randn({8, 64, 56, 56}, o);
+          p = {at::randn({64, 64, 3, 3}, o) * 0.05, at::ones({64}, o), at::zeros({64}, o),
+               at::zeros({64}, o), at::ones({64}, o)};
+        }
+        for (int n : blocks) {
+          const std::string what = "cuda-graph " + chain + " " + dt + " x" + std::to_string(n);
+          try {
+            at::cuda::CUDAGraph graph;
+            auto stream = c10::cuda::getStreamFromPool();
+            {
+              c10::cuda::CUDAStreamGuard guard(stream);
+              at::Tensor y = x0;
+              for (int i = 0; i < n; ++i) GraphBlock(chain, y, p);  // warm up on the side stream
+              stream.synchronize();
+              graph.capture_begin();
+              at::Tensor z = x0;
+              for (int i = 0; i < n; ++i) GraphBlock(chain, z, p);
+              graph.capture_end();
+            }
+            cudaDeviceSynchronize();
+            auto fn = [&] { graph.replay(); };
+            auto calls = TimeCalls(fn, 5, reps);
+            KernelSummary g = GpuSummaryOfCall([&] { fn(); cudaDeviceSynchronize(); });
+            json row = {{"framework", "cuda-graph"}, {"class", "kernel"}, {"chain", chain},
+                        {"dtype", dt}, {"n_ops", n}, {"nodes", g.kernels_per_call},
+                        {"modules", 0}, {"call_us", SpreadJson(calls)},
+                        {"gpu_kernel_us", g.kernel_us_per_call}, {"gpu_span_us", g.span_us_per_call}};
+            out_->Append("dispatch", row);
+          } catch (const std::exception& e) {
+            Fail(what, e.what());
+          }
         }
       }
     }

@@ -54,10 +54,6 @@ Expected<std::vector<FrameworkTimeRow>> CompareFrameworkTime(const HostProfile& 
       skip("unknown framework '" + row.framework + "'");
       continue;
     }
-    if (*fw == Framework::kCudaGraph) {
-      skip("cuda-graph rows are not refined (a replay issues no per-op dispatches)");
-      continue;
-    }
     auto dt = ParseDType(m.value("precision", ""));
     if (!dt) {
       skip("unknown or missing precision");
@@ -85,7 +81,8 @@ Expected<std::vector<FrameworkTimeRow>> CompareFrameworkTime(const HostProfile& 
     }
     row.kernel_ms = kern;
     row.measured_ms = (lat - kern) / overhead;
-    if (!(row.measured_ms > kern)) {  // framework-bound rows only
+    const bool graph = *fw == Framework::kCudaGraph;
+    if (!graph && !(row.measured_ms > kern)) {  // framework-bound rows only
       skip("not framework-bound: measured framework time " + Ms(row.measured_ms) +
            " ms <= kernel time " + Ms(kern) + " ms");
       continue;
@@ -108,8 +105,10 @@ Expected<std::vector<FrameworkTimeRow>> CompareFrameworkTime(const HostProfile& 
     // In a framework-bound run the GPU works under the CPU's dispatches, so the CPU side took
     // the latency less the GPU work left after the last dispatch, not less all kernel time.
     // That tail is the prediction's (latency - framework time, small when framework-bound).
-    row.gpu_tail_ms = std::max(0.0, p->latency_ms - p->framework_ms);
-    row.measured_ms = (lat - row.gpu_tail_ms) / overhead;
+    // A graph replay's overhead is all the latency its kernels do not fill: the launch and
+    // the GPU's gaps between nodes.
+    row.gpu_tail_ms = graph ? 0.0 : std::max(0.0, p->latency_ms - p->framework_ms);
+    row.measured_ms = graph ? (lat - kern) / overhead : (lat - row.gpu_tail_ms) / overhead;
     const double pred = p->framework_ms - row.call_ms;
     if (pred <= 0) {
       skip("predicted framework time does not exceed the call cost");
@@ -147,6 +146,8 @@ Expected<HostProfile> RefineFrameworkCosts(const HostProfile& profile, const nlo
     };
     for (Param& d : f.dispatch_us) scale(d);
     scale(f.module_us);
+    scale(f.replay_per_node_us);
+    scale(f.node_gap_us);
     if (report) report->frameworks.push_back({name, int(r.size()), s, se});
   }
   if (report) report->rows = std::move(rows.value());
@@ -176,8 +177,9 @@ void RecordRefinement(const RefitReport& report, const nlohmann::json& sources,
                       {"rows", e.rows}});
   prov["refinement"] = scales;
   prov["refinement_method"] =
-      "dispatch_us and module_us scaled by the median of (measured - call) / (predicted - call) "
-      "framework time over framework-bound rows of real model runs";
+      "dispatch_us and module_us (cuda-graph: replay_per_node_us and node_gap_us) scaled by the "
+      "median of (measured - call) / (predicted - call) framework time over framework-bound "
+      "rows of real model runs (cuda-graph: all rows, framework time = latency - kernel time)";
   if (extra.is_object())
     for (auto it = extra.begin(); it != extra.end(); ++it) prov[it.key()] = it.value();
 }

@@ -10,8 +10,13 @@
 // work the prediction leaves after the last dispatch: in a framework-bound run the kernels
 // run under the CPU's dispatches, so subtracting all kernel time (as before 2026-11-22)
 // under-stated the CPU side by up to the kernel time and the refined costs came out low.
-// Rows are framework-bound when (latency - kernel time) exceeds the kernel time. Its standard error comes from the spread of those
-// ratios (1.4826 x their median absolute deviation / sqrt(rows); unknown, NaN, with one row).
+// Rows are framework-bound when (latency - kernel time) exceeds the kernel time. Its standard
+// error comes from the spread of those ratios (1.4826 x their median absolute deviation /
+// sqrt(rows); unknown, NaN, with one row).
+// CUDA-graph rows are refined too, every row: a replay's framework time is the latency its
+// kernels do not fill (latency - measured kernel time: the launch and the GPU's gaps between
+// nodes), and the factor scales replay_per_node_us and node_gap_us. The chains of the bench
+// over-state that per-node cost of real models' graphs by about half (docs/validation.md).
 // The result is honest only when checked on models it was not fitted on: `ftax validate
 // --refine leave-one-model-out` does that.
 //
@@ -72,7 +77,7 @@ struct RefitReport {
 };
 
 // Measured against predicted framework time, row by row; a row that cannot be compared says
-// why in `reason` (not framework-bound, no arch spec, unknown precision, cuda-graph, ...).
+// why in `reason` (not framework-bound, no arch spec, unknown precision, ...).
 // Fails only when `measured` is not an object with an array "rows".
 Expected<std::vector<FrameworkTimeRow>> CompareFrameworkTime(const HostProfile& profile,
                                                              const nlohmann::json& measured,

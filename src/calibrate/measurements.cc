@@ -161,6 +161,14 @@ Status ReadDispatchRow(const json& row, const std::string& where, DispatchMeasur
   if (d->gpu_kernel_us >= 0 && d->gpu_span_us >= 0 &&
       d->gpu_span_us < d->gpu_kernel_us * (1 - 1e-6))
     return InvalidInput(where + ".gpu_span_us: smaller than gpu_kernel_us (kernels overlap?)");
+  if (row.contains("chain")) {
+    if (!(s = ReadString(row, "chain", where, &d->chain)).ok()) return s;
+    if (d->chain.empty()) return InvalidInput(where + ".chain: empty");
+    if (!(s = ReadNumber(row, "nodes", where, true, 1, false, &d->nodes)).ok()) return s;
+    if (d->gpu_kernel_us < 0)
+      return InvalidInput(where + ".gpu_kernel_us: required in a row of a model-sized chain");
+    if (row.contains("dtype") && !(s = ReadString(row, "dtype", where, &d->dtype)).ok()) return s;
+  }
   return Status::Ok();
 }
 

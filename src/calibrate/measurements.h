@@ -14,7 +14,9 @@
 //     {"framework": "libtorch-eager", "class": "kernel", "n_ops": 64, "modules": 0,
 //      "call_us": {"median": .., "p10": .., "p90": ..},     // host time of one call, synced
 //      "gpu_kernel_us": ..,   // sum of CUPTI kernel durations per call (null if unknown)
-//      "gpu_span_us": ..}     // first kernel start to last kernel end per call
+//      "gpu_span_us": ..},    // first kernel start to last kernel end per call
+//     {"framework": "cuda-graph", "class": "kernel", "chain": "transformer", "dtype": "fp16",
+//      "n_ops": 16, "nodes": 64, ...}  // a graph of n_ops model-sized blocks, `nodes` kernels
 //   ],
 //   "failures": [{"what": "gemm bf16 8192x8192x8192", "error": "out of memory"}]
 // }
@@ -54,6 +56,12 @@ struct DispatchMeasurement {
   Spread call_us;
   double gpu_kernel_us = -1;  // < 0: unknown
   double gpu_span_us = -1;
+  // Chains of model-sized kernels (cuda-graph only): the chain's name ("transformer",
+  // "resnet"), its dtype, and the CUPTI kernel count of one call (graph nodes). An empty
+  // chain is a chain of n_ops tiny ops of `cls`.
+  std::string chain;
+  std::string dtype;
+  double nodes = -1;
 };
 
 struct Measurements {

@@ -89,11 +89,22 @@ Timed TimeIters(F fn, double budget_s) {
   return t;
 }
 
+// CUPTI kernels of `iters` iterations, each followed by a device synchronize: per kernel name
+// its count and time per iteration; the totals; and the median GPU span of one iteration (first
+// kernel start to last kernel end), whose excess over the kernel time is the GPU's idle time
+// between kernels.
 template <class F>
-json KernelsOf(F fn, int iters, double* kernel_ms, double* per_iter) {
+json KernelsOf(F fn, int iters, double* kernel_ms, double* per_iter, double* span_ms) {
   KernelTracer::Collect();
-  for (int i = 0; i < iters; ++i) fn();
-  std::vector<KernelRecord> rec = KernelTracer::Collect();
+  std::vector<KernelRecord> rec;
+  std::vector<double> spans;
+  for (int i = 0; i < iters; ++i) {
+    fn();
+    cudaDeviceSynchronize();
+    std::vector<KernelRecord> one = KernelTracer::Collect();
+    spans.push_back(SummarizeKernels(one, 1).span_us_per_call / 1e3);
+    rec.insert(rec.end(), one.begin(), one.end());
+  }
   std::map<std::string, std::pair<double, double>> by_name;
   double total = 0;
   for (const auto& r : rec) {
@@ -104,6 +115,7 @@ json KernelsOf(F fn, int iters, double* kernel_ms, double* per_iter) {
   }
   *kernel_ms = total / iters / 1e3;
   *per_iter = double(rec.size()) / iters;
+  *span_ms = Percentile(spans, 0.5);
   json k = json::object();
   for (const auto& [n, v] : by_name) k[n] = {v.first, v.second};
   return k;
@@ -140,11 +152,11 @@ Status MeasureModel(const RunOptions& o, const ProgressFn& progress, ResultWrite
         std::vector<c10::IValue> in = MakeInputs(o, b, dev);
         Timed t;
         json kernels;
-        double kernel_ms = 0, per_iter = 0;
+        double kernel_ms = 0, per_iter = 0, span_ms = 0;
         if (f == Framework::kTorchscript) {
           auto fn = [&] { module.forward(in); };
           t = TimeIters(fn, o.budget_s);
-          kernels = KernelsOf(fn, 3, &kernel_ms, &per_iter);
+          kernels = KernelsOf(fn, 3, &kernel_ms, &per_iter, &span_ms);
         } else {
           for (int i = 0; i < 5; ++i) module.forward(in);  // profiling runs before capture
           cudaDeviceSynchronize();
@@ -161,7 +173,7 @@ Status MeasureModel(const RunOptions& o, const ProgressFn& progress, ResultWrite
           cudaDeviceSynchronize();
           auto fn = [&] { graph->replay(); };
           t = TimeIters(fn, o.budget_s);
-          kernels = KernelsOf(fn, 3, &kernel_ms, &per_iter);
+          kernels = KernelsOf(fn, 3, &kernel_ms, &per_iter, &span_ms);
           graph.reset();
         }
         json lat = SpreadJson(t.host_ms);
@@ -169,6 +181,7 @@ Status MeasureModel(const RunOptions& o, const ProgressFn& progress, ResultWrite
         row["event_ms"] = SpreadJson(t.event_ms);
         row["kernels_per_iter"] = per_iter;
         row["kernel_ms"] = kernel_ms;
+        row["gpu_span_ms"] = span_ms;
         row["kernels"] = kernels;
         row["framework_ms_measured"] = std::max(0.0, lat["median"].get<double>() - kernel_ms);
         out->Append("rows", row);

@@ -606,7 +606,7 @@ void AttachAnchors(const Measurements& m, const std::vector<size_t>& idx, int nu
   for (size_t i : idx) {
     const KernelMeasurement& r = m.kernels[i];
     if (!(r.kernel_us.median > 0)) continue;
-    const KernelAnchor a = AnchorOfWork(r.work, r.kernel_us.median);
+    const KernelAnchor a = AnchorOfWork(r.work, r.kernel_us.median, r.kernels_per_call);
     if (a.m <= 0 && !(a.bytes > 0)) continue;
     p.anchors.push_back(a);
   }
@@ -782,7 +782,13 @@ Expected<Calibration> Calibrate(const Measurements& m, const FitOptions& options
 
   // ---- frameworks ----
   std::map<Framework, std::vector<const DispatchMeasurement*>> rows_of_framework;
-  for (const DispatchMeasurement& d : m.dispatch) rows_of_framework[d.framework].push_back(&d);
+  std::vector<const DispatchMeasurement*> graph_chains;  // model-sized kernels, cuda-graph
+  for (const DispatchMeasurement& d : m.dispatch) {
+    if (!d.chain.empty())
+      graph_chains.push_back(&d);
+    else
+      rows_of_framework[d.framework].push_back(&d);
+  }
   std::vector<const DispatchMeasurement*> gpu_bound_eager;
   for (const auto& [fw, rows] : rows_of_framework) {
     FrameworkFit f;

@@ -156,6 +156,9 @@ static Expected<HostProfile> HostProfileFromJsonUnchecked(const json& j) {
           an.bytes = ReadNum(a, "bytes", 0);
           an.us = ReadNum(a, "us", std::nan(""));
           if (!(an.us > 0)) return InvalidInput(aw + ".us: must be a time > 0");
+          an.kernels = ReadNum(a, "kernels", 1);
+          if (!(an.kernels >= 1) || an.kernels > 1000)
+            return InvalidInput(aw + ".kernels: must be between 1 and 1000");
           if (an.m < 0 || an.n < 0 || an.k < 0 || an.batch < 1 || an.bytes < 0)
             return InvalidInput(aw + ": shape and bytes must be >= 0, batch >= 1");
           if (an.m == 0 && !(an.bytes > 0)) return InvalidInput(aw + ": needs a shape or bytes > 0");
@@ -253,6 +256,7 @@ json HostProfileToJson(const HostProfile& p) {
         json o = {{"m", a.m}, {"n", a.n}, {"k", a.k}, {"batch", a.batch}, {"flops", a.flops},
                   {"bytes", a.bytes}, {"us", a.us}};
         if (a.variant != KernelVariant::kPlain) o["variant"] = KernelVariantName(a.variant);
+        if (a.kernels != 1) o["kernels"] = a.kernels;
         aj.push_back(o);
       }
       kj["anchors"] = aj;

@@ -45,6 +45,9 @@ struct KernelAnchor {
   int64_t m = 0, n = 0, k = 0, batch = 1;  // GEMM-like shape; m = 0: located by bytes only
   double flops = 0, bytes = 0;
   double us = 0;  // measured median kernel time of one call
+  // Kernels one call launched (CUPTI): a library call may run more than one, e.g. cuDNN's
+  // layout transposes around a half-precision convolution or cuBLAS's split-K reduction.
+  double kernels = 1;
   // Set by PrepareAnchors (kernel_cost.h) from the class's fitted parameters: log2 of the shape (or of the
   // bytes) and log(us / model).
   double lm = 0, ln = 0, lk = 0, lb = 0, lbytes = 0, log_ratio = 0;

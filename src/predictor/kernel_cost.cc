@@ -45,19 +45,64 @@ bool Shaped(int64_t m, int64_t n, int64_t k) { return m > 0 && n > 0 && k > 0; }
 
 }  // namespace
 
-double AnchorFactor(const KernelWork& k, const KernelParams& p) {
-  if (p.anchors.empty()) return 1.0;
-  const bool shaped = Shaped(k.m, k.n, k.k);
-  const double qm = shaped ? Log2Pos(double(k.m)) : 0, qn = shaped ? Log2Pos(double(k.n)) : 0,
-               qk = shaped ? Log2Pos(double(k.k)) : 0,
-               qb = shaped ? Log2Pos(double(std::max<int64_t>(k.batch, 1))) : 0;
-  const double qbytes = Log2Pos(k.bytes);
-  auto dist2 = [&](const KernelAnchor& a) {
+namespace {
+
+// Where a kernel sits among the anchors: log2 of its shape (or of its bytes, for classes
+// without a GEMM-like shape). Dist2 is the squared distance in octaves (-1: not comparable).
+struct AnchorQuery {
+  explicit AnchorQuery(const KernelWork& k)
+      : shaped(Shaped(k.m, k.n, k.k)),
+        qm(shaped ? Log2Pos(double(k.m)) : 0),
+        qn(shaped ? Log2Pos(double(k.n)) : 0),
+        qk(shaped ? Log2Pos(double(k.k)) : 0),
+        qb(shaped ? Log2Pos(double(std::max<int64_t>(k.batch, 1))) : 0),
+        qbytes(Log2Pos(k.bytes)) {}
+  double Dist2(const KernelAnchor& a) const {
     if (shaped != Shaped(a.m, a.n, a.k)) return -1.0;
     if (!shaped) return (qbytes - a.lbytes) * (qbytes - a.lbytes);
     return (qm - a.lm) * (qm - a.lm) + (qn - a.ln) * (qn - a.ln) + (qk - a.lk) * (qk - a.lk) +
            (qb - a.lb) * (qb - a.lb);
-  };
+  }
+  bool shaped;
+  double qm, qn, qk, qb, qbytes;
+};
+
+}  // namespace
+
+int AnchorKernels(const KernelWork& k, const KernelParams& p) {
+  const AnchorQuery q(k);
+  for (KernelVariant v : {k.variant, KernelVariant::kPlain}) {
+    double best = -1, kernels = 1;
+    bool any_of_variant = false;
+    for (const KernelAnchor& a : p.anchors) {
+      if (a.variant != v) continue;
+      any_of_variant = true;
+      const double d2 = q.Dist2(a);
+      if (d2 < 0) continue;
+      if (best < 0 || d2 < best - 1e-9) {
+        best = d2;
+        kernels = a.kernels;
+      } else if (d2 <= best + 1e-9) {
+        // Equally near anchors that disagree (a split-K GEMM at m = 128, none at m = 512,
+        // asked for m = 256): the library switches somewhere between; take the fewer.
+        kernels = std::min(kernels, a.kernels);
+      }
+    }
+    if (!any_of_variant) continue;
+    if (best < 0 || std::sqrt(best) > kReach) return 1;
+    return std::max(1, int(std::lround(kernels)));
+  }
+  return 1;
+}
+
+bool LibraryChoosesKernels(KernelClass c) {
+  return c == KernelClass::kGemm || c == KernelClass::kConv;
+}
+
+double AnchorFactor(const KernelWork& k, const KernelParams& p) {
+  if (p.anchors.empty()) return 1.0;
+  const AnchorQuery q(k);
+  auto dist2 = [&](const KernelAnchor& a) { return q.Dist2(a); };
   for (KernelVariant v : {k.variant, KernelVariant::kPlain}) {
     double best = -1;
     bool any_of_variant = false;
@@ -91,8 +136,9 @@ double KernelTimeUs(const KernelWork& k, const KernelParams& p, int num_sms) {
   return p.anchors.empty() ? t : t * AnchorFactor(k, p);
 }
 
-KernelAnchor AnchorOfWork(const KernelWork& w, double us) {
+KernelAnchor AnchorOfWork(const KernelWork& w, double us, double kernels) {
   KernelAnchor a;
+  a.kernels = kernels;
   a.variant = w.variant;
   a.m = w.m;
   a.n = w.n;

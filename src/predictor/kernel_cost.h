@@ -41,10 +41,16 @@ double KernelTimeUs(const KernelWork& k, const KernelParams& p, int num_sms);
 double ModelTimeUs(const KernelWork& k, const KernelParams& p, int num_sms);
 // The anchors' factor for `k` (1 without anchors).
 double AnchorFactor(const KernelWork& k, const KernelParams& p);
+// Kernels that `k`'s call launches: those of the nearest anchor (of k's variant, else plain)
+// within one octave, else 1. Used for classes whose library picks its kernels
+// (LibraryChoosesKernels: cuBLAS GEMMs, cuDNN convolutions); ATen's own kernels are the
+// lowering's to count.
+int AnchorKernels(const KernelWork& k, const KernelParams& p);
+bool LibraryChoosesKernels(KernelClass c);
 
 // An anchor at the work of `w` (variant, shape, FLOPs, bytes), measured at `us`; and back: the
 // work an anchor stands for (class and dtype are the caller's).
-KernelAnchor AnchorOfWork(const KernelWork& w, double us);
+KernelAnchor AnchorOfWork(const KernelWork& w, double us, double kernels = 1);
 KernelWork WorkOfAnchor(const KernelAnchor& a);
 
 // Fills the derived fields of every anchor from its class's parameters; call after changing

@@ -80,6 +80,7 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
   std::map<std::string, int> out_of_range;
   rp.theta_index.reserve(work.kernels.size());
   rp.anchor_factor.reserve(work.kernels.size());
+  rp.kernel_nodes.reserve(work.kernels.size());
   struct AnchorKey {
     const KernelParams* params;
     KernelVariant variant;
@@ -90,7 +91,7 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
              batch == o.batch && bytes == o.bytes;
     }
   };
-  std::vector<std::pair<AnchorKey, double>> seen;
+  std::vector<std::pair<AnchorKey, std::pair<double, int>>> seen;  // factor, kernels
   for (const KernelWork& k : work.kernels) {
     int& idx = slot[int(k.cls)][int(k.dtype)];
     if (idx < 0) {
@@ -130,19 +131,23 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
     }
     const KernelParams* up = used_params[int(k.cls)][int(k.dtype)];
     double factor = 1.0;
+    int nodes = 1;
     if (up && !up->anchors.empty()) {
       // A model repeats its layers: the same kernel work recurs, so its factor is computed once.
       AnchorKey key{up, k.variant, k.m, k.n, k.k, k.batch, k.bytes};
       auto it = std::find_if(seen.begin(), seen.end(),
                              [&](const auto& e) { return e.first == key; });
       if (it != seen.end()) {
-        factor = it->second;
+        factor = it->second.first;
+        nodes = it->second.second;
       } else {
         factor = AnchorFactor(k, *up);
-        seen.emplace_back(key, factor);
+        if (LibraryChoosesKernels(k.cls)) nodes = AnchorKernels(k, *up);
+        seen.emplace_back(key, std::make_pair(factor, nodes));
       }
     }
     rp.anchor_factor.push_back(factor);
+    rp.kernel_nodes.push_back(nodes);
     // Range check against what the profile measured for this very class and dtype.
     const KernelParams* kp = own[int(k.cls)][int(k.dtype)];
     if (kp && kp->max_bytes > 0 &&
@@ -179,7 +184,6 @@ ResolvedParams SampleParams(const ResolvedParams& p, std::mt19937_64& rng) {
 Timing Simulate(const WorkList& work, const ResolvedParams& p) {
   Timing t;
   t.dispatches = int(work.dispatches.size());
-  t.kernels = int(work.kernels.size());
   std::vector<double> kt(work.kernels.size());
   for (size_t i = 0; i < work.kernels.size(); ++i) {
     const int ti = p.theta_index[i];
@@ -188,9 +192,13 @@ Timing Simulate(const WorkList& work, const ResolvedParams& p) {
             (i < p.anchor_factor.size() ? p.anchor_factor[i] : 1.0);
     t.compute_us += kt[i];
     t.class_us[int(work.kernels[i].cls)] += kt[i];
+    const int nodes = i < p.kernel_nodes.size() ? p.kernel_nodes[i] : 1;
+    t.kernels += nodes;
+    // A library call's extra kernels run back to back on the GPU, a gap apart.
+    if (p.framework != Framework::kCudaGraph) kt[i] += (nodes - 1) * p.kernel_gap_us;
   }
   if (p.framework == Framework::kCudaGraph) {
-    const double n = double(work.kernels.size());
+    const double n = double(t.kernels);
     const double gaps = p.node_gap_us * n;
     const double launch = p.call_us + p.replay_per_node_us * n;
     t.framework_us = launch + gaps;

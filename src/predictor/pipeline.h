@@ -43,6 +43,10 @@ struct ResolvedParams {
   std::vector<std::string> theta_keys;     // "gemm/fp16" per theta
   // Per kernel: the profile's anchors' correction of the model (kernel_cost.h; 1: none).
   std::vector<double> anchor_factor;
+  // Per kernel: the GPU kernels it launches (1, or more for a library call whose nearest
+  // benchmark point launched more; kernel_cost.h AnchorKernels). Each is a graph node and
+  // costs a gap.
+  std::vector<int> kernel_nodes;
   // Standard errors in the same layout (NaN: unknown).
   double call_se = 0, module_se = 0, node_gap_se = 0, kernel_gap_se = 0, replay_se = 0;
   std::array<double, kNumDispatchClasses> dispatch_se{};
@@ -62,7 +66,7 @@ struct Timing {
   double compute_us = 0;    // sum of GPU kernel times
   double gpu_idle_us = 0;   // GPU idle inside the call
   int dispatches = 0;
-  int kernels = 0;
+  int kernels = 0;           // GPU kernels launched (library calls' extra kernels included)
   std::array<double, kNumKernelClasses> class_us{};  // kernel time per class
 };
 
