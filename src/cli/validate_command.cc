@@ -248,8 +248,10 @@ int RunValidate(const ValidateOptions& o) {
     if (!out) return ReportError("validate", NotFound("cannot write '" + o.refined_profile + "'"));
     out << HostProfileToJson(refined.value()).dump(1) << "\n";
     for (const auto& e : rr.frameworks)
-      std::cerr << "refined " << e.framework << ": dispatch costs x" << Fixed(e.scale, 3) << " ± "
-                << Fixed(e.scale_stderr, 3) << " (" << e.rows << " rows)\n";
+      std::cerr << "refined " << e.framework
+                << (e.framework == "cuda-graph" ? ": per-node costs x" : ": dispatch costs x")
+                << Fixed(e.scale, 3) << " ± " << Fixed(e.scale_stderr, 3) << " (" << e.rows
+                << " rows)\n";
     std::cerr << "wrote " << o.refined_profile << "\n";
   }
   if (o.refine != "none" && o.refine != "leave-one-model-out")
@@ -303,11 +305,13 @@ void SetupValidateCommand(CLI::App& app) {
       ->check(CLI::IsMember({"arch", "file"}));
   cmd->add_option("--refine", o->refine,
                   "none, or leave-one-model-out: predict each model with Python-eager/TorchScript "
-                  "dispatch costs scaled to the other models' measured framework time")
+                  "dispatch costs and CUDA-graph per-node costs scaled to the other models' "
+                  "measured framework time")
       ->capture_default_str();
   cmd->add_option("--refined-profile", o->refined_profile,
-                  "write the profile with Python-eager/TorchScript dispatch costs refined on all "
-                  "measured rows (provenance records the scale factors)");
+                  "write the profile with Python-eager/TorchScript dispatch costs and CUDA-graph "
+                  "per-node costs refined on all measured rows (provenance records the scale "
+                  "factors)");
   cmd->add_option("--trace", o->traces,
                   "PyTorch profiler chrome trace of a real run (with ProfilerStep spans); needs --arch, "
                   "one --framework, --precision and one --batch");

@@ -12,6 +12,8 @@
 #include <fstream>
 
 #include "calibrate/traced_run.h"
+#include "graph/arch_spec.h"
+#include "predictor/predict.h"
 #include "synthetic_trace.h"
 #include "predictor/host_profile.h"
 
@@ -181,6 +183,47 @@ TEST(FrameworkRefitTest, GpuBoundTracesAndTooFewRowsAreNotUsed) {
   json pj = HostProfileToJson(refined.value());
   EXPECT_TRUE(pj["frameworks"]["pytorch-eager"]["dispatch_us"]["kernel"]["stderr"].is_null());
   EXPECT_TRUE(HostProfileFromJson(pj).ok());
+}
+
+// CUDA-graph replays issue no dispatches; their overhead is the latency the kernels do not
+// fill, and every row (GPU-bound or not) refines the per-node costs.
+TEST(FrameworkRefitTest, CudaGraphRowsScaleThePerNodeCosts) {
+  const HostProfile profile = H200();
+  const FrameworkParams& g = profile.frameworks.at("cuda-graph");
+  json rows = json::array();
+  std::vector<double> overhead_ms;
+  const std::vector<double> fraction = {0.5, 0.6, 0.7};  // measured / predicted per-node cost
+  for (int i = 0; i < 3; ++i) {
+    const int batch = 1 << (2 * i);
+    Expected<Graph> graph = BuildArchGraph(kBert, {{"batch", batch}, {"seq", 128}}, ArchFlavor::kTorch);
+    ASSERT_TRUE(graph.ok());
+    Expected<PredictionPoint> p =
+        PredictPoint(graph.value(), profile, Framework::kCudaGraph, DType::kFloat16, 0, 1, nullptr);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    const double call_ms = g.call_us.value / 1e3;
+    const double kernel_ms = 2.5 * (i + 1);  // any: the overhead is what the kernels leave
+    const double over = call_ms + fraction[i] * (p->framework_ms - call_ms);
+    overhead_ms.push_back(over);
+    rows.push_back({{"model", "bert-base"}, {"arch", kBert}, {"framework", "cuda-graph"},
+                    {"precision", "fp16"}, {"batch", batch}, {"seq", 128},
+                    {"latency_ms", {{"median", kernel_ms + over}}}, {"kernel_ms", kernel_ms}});
+  }
+  RefitReport rep;
+  Expected<HostProfile> refined = RefineFrameworkCosts(profile, {{"rows", rows}}, {}, &rep);
+  ASSERT_TRUE(refined.ok()) << refined.status().message();
+  ASSERT_EQ(rep.rows.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(rep.rows[i].usable) << rep.rows[i].reason;
+    EXPECT_NEAR(rep.rows[i].measured_ms, overhead_ms[i], 1e-9);
+    EXPECT_NEAR(rep.rows[i].ratio, fraction[i], 1e-9);
+  }
+  ASSERT_EQ(rep.frameworks.size(), 1u);
+  EXPECT_EQ(rep.frameworks[0].framework, "cuda-graph");
+  EXPECT_NEAR(rep.frameworks[0].scale, 0.6, 1e-9);  // the median
+  const FrameworkParams& r = refined->frameworks.at("cuda-graph");
+  EXPECT_NEAR(r.replay_per_node_us.value, 0.6 * g.replay_per_node_us.value, 1e-9);
+  EXPECT_NEAR(r.node_gap_us.value, 0.6 * g.node_gap_us.value, 1e-9);
+  EXPECT_DOUBLE_EQ(r.call_us.value, g.call_us.value);  // the launch itself is not scaled
 }
 
 TEST(FrameworkRefitTest, RecordRefinementKeepsTheEarlierOne) {

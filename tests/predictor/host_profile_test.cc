@@ -33,6 +33,7 @@ TEST(HostProfileTest, AnchorsRoundTripAndArePreparedOnLoad) {
   a.flops = 2.0 * 4096 * 768 * 768;
   a.bytes = 2.0 * (4096 * 768 * 2 + 768 * 768);
   a.us = 50;
+  a.kernels = 3;
   p.gpu.kernels.at("gemm/fp16").anchors = {a};
   Expected<HostProfile> q = HostProfileFromJson(HostProfileToJson(p));
   ASSERT_TRUE(q.ok()) << q.status().message();
@@ -41,6 +42,7 @@ TEST(HostProfileTest, AnchorsRoundTripAndArePreparedOnLoad) {
   EXPECT_EQ(g->anchors[0].variant, KernelVariant::kGemmNN);
   EXPECT_EQ(g->anchors[0].m, 4096);
   EXPECT_DOUBLE_EQ(g->anchors[0].us, 50);
+  EXPECT_DOUBLE_EQ(g->anchors[0].kernels, 3);
   EXPECT_DOUBLE_EQ(g->anchors[0].lm, 12);  // log2(4096), set on load
   EXPECT_NE(g->anchors[0].log_ratio, 0);
 }
@@ -71,6 +73,8 @@ TEST(HostProfileTest, RejectsBadFieldsNamingThem) {
        "anchors[0].variant: unknown variant 'tn'"},
       {"anchor where", [](json& j) { j["gpu"]["kernels"]["gemm/fp16"]["anchors"] = {{{"us", 2}}}; },
        "anchors[0]: needs a shape or bytes"},
+      {"anchor kernels", [](json& j) { j["gpu"]["kernels"]["gemm/fp16"]["anchors"] = {{{"m", 8}, {"n", 8}, {"k", 8}, {"us", 2}, {"kernels", 0}}}; },
+       "gemm/fp16.anchors[0].kernels"},
   };
   for (const BadCase& c : cases) {
     json j = HostProfileToJson(testing::SyntheticProfile());

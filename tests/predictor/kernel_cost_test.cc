@@ -116,6 +116,34 @@ TEST(KernelCostTest, MemoryBoundAnchorsAreLocatedByBytes) {
   EXPECT_DOUBLE_EQ(AnchorFactor(plain, p), 1.0);
 }
 
+TEST(KernelCostTest, KernelCountsComeFromTheNearestAnchor) {
+  KernelParams p = GemmParams();
+  // cuBLAS ran the m = 128 GEMM as a split-K pair and the m = 512 one as one kernel.
+  KernelAnchor split = AnchorOfWork(Gemm(128, 768, 768), 20, 2);
+  KernelAnchor one = AnchorOfWork(Gemm(512, 768, 768), 30, 1);
+  EXPECT_EQ(AnchorKernels(Gemm(128, 768, 768), p), 1);  // no anchors: one kernel
+  p.anchors = {split, one};
+  p = Prepared(p);
+  EXPECT_EQ(AnchorKernels(Gemm(128, 768, 768), p), 2);  // on an anchor
+  EXPECT_EQ(AnchorKernels(Gemm(150, 768, 768), p), 2);  // nearer the split one
+  EXPECT_EQ(AnchorKernels(Gemm(450, 768, 768), p), 1);  // nearer the single one
+  // Exactly between two anchors that disagree: the library switches somewhere in between,
+  // and the fewer kernels are taken.
+  EXPECT_EQ(AnchorKernels(Gemm(256, 768, 768), p), 1);
+  // More than an octave from every anchor: nothing is known, one kernel.
+  EXPECT_EQ(AnchorKernels(Gemm(32, 768, 768), p), 1);
+  // A variant without anchors of its own counts with the plain ones; with its own, by them.
+  EXPECT_EQ(AnchorKernels(Gemm(128, 768, 768, KernelVariant::kGemmNN), p), 2);
+  p.anchors.push_back(AnchorOfWork(Gemm(128, 768, 768, KernelVariant::kGemmNN), 18, 1));
+  p = Prepared(p);
+  EXPECT_EQ(AnchorKernels(Gemm(128, 768, 768, KernelVariant::kGemmNN), p), 1);
+  // Only the libraries' classes take their counts from the bench.
+  EXPECT_TRUE(LibraryChoosesKernels(KernelClass::kGemm));
+  EXPECT_TRUE(LibraryChoosesKernels(KernelClass::kConv));
+  EXPECT_FALSE(LibraryChoosesKernels(KernelClass::kNorm));
+  EXPECT_FALSE(LibraryChoosesKernels(KernelClass::kElementwise));
+}
+
 TEST(KernelCostTest, VariantNamesRoundTrip) {
   for (int i = 0; i < kNumKernelVariants; ++i) {
     auto v = ParseKernelVariant(KernelVariantName(KernelVariant(i)));

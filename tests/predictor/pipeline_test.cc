@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "predictor/kernel_cost.h"
 #include "synthetic_profile.h"
 
 namespace ftax {
@@ -80,6 +81,48 @@ TEST(PipelineTest, CudaGraphPaysOneCallAndNodeGaps) {
   EXPECT_NEAR(t.latency_us,
               rp->call_us + t.compute_us + (rp->node_gap_us + rp->replay_per_node_us) * w.kernels.size(),
               1e-6);
+}
+
+TEST(PipelineTest, ALibraryCallsExtraKernelsAreGraphNodes) {
+  HostProfile prof = testing::SyntheticProfile();
+  KernelWork g;
+  g.cls = KernelClass::kGemm;
+  g.dtype = DType::kFloat16;
+  g.m = 128;
+  g.n = 768;
+  g.k = 768;
+  g.flops = 2.0 * 128 * 768 * 768;
+  g.bytes = 2.0 * (128 * 768 * 2 + 768 * 768);
+  KernelWork e;
+  e.cls = KernelClass::kElementwise;
+  e.dtype = DType::kFloat16;
+  e.bytes = 1e5;
+  WorkList w;
+  w.kernels = {g, e};
+  w.dispatches = {DispatchWork{DispatchClass::kLibrary, 0, 0, 1}, DispatchWork{DispatchClass::kKernel, 1, 1, 1}};
+  Expected<ResolvedParams> before = ResolveParams(w, prof, Framework::kCudaGraph);
+  ASSERT_TRUE(before.ok()) << before.status().message();
+  const Timing t1 = Simulate(w, before.value());
+  EXPECT_EQ(t1.kernels, 2);
+  // The bench saw this GEMM run as three kernels (split-K and a reduction, say).
+  KernelParams& gp = prof.gpu.kernels.at("gemm/fp16");
+  gp.anchors = {AnchorOfWork(g, KernelTimeUs(g, gp, prof.gpu.num_sms), 3)};
+  PrepareAnchors(&prof.gpu);
+  Expected<ResolvedParams> after = ResolveParams(w, prof, Framework::kCudaGraph);
+  ASSERT_TRUE(after.ok());
+  const Timing t2 = Simulate(w, after.value());
+  EXPECT_EQ(t2.kernels, 4);
+  // Same kernel time (the anchor is the model's own time), two more nodes to pay for.
+  EXPECT_NEAR(t2.compute_us, t1.compute_us, 1e-6 * t1.compute_us);
+  EXPECT_NEAR(t2.latency_us - t1.latency_us,
+              2 * (after->node_gap_us + after->replay_per_node_us), 1e-6);
+  // An element-wise (ATen) kernel's count is the lowering's, whatever its anchors say.
+  KernelParams& ep = prof.gpu.kernels.at("elementwise/fp16");
+  ep.anchors = {AnchorOfWork(e, KernelTimeUs(e, ep, prof.gpu.num_sms), 5)};
+  PrepareAnchors(&prof.gpu);
+  Expected<ResolvedParams> third = ResolveParams(w, prof, Framework::kCudaGraph);
+  ASSERT_TRUE(third.ok());
+  EXPECT_EQ(Simulate(w, third.value()).kernels, 4);
 }
 
 TEST(PipelineTest, MissingFrameworkIsAClearError) {
