@@ -5,8 +5,10 @@ On a shared host the CPU side of a run can slow down for seconds to minutes (ano
 frequency changes), and a whole stretch of a sweep then measures the host's state rather
 than the framework. The campaign therefore measures every point in two or more passes,
 minutes apart, and keeps per point the pass with the lowest median latency: the quietest
-observation of the host. Every pass's median stays in the row ("pass_medians_ms"), so the
-spread between passes is visible next to the spread within one.
+observation of the host. Every pass's median stays in the row ("pass_medians_ms", one entry
+per file of "merged_from", null where that pass did not measure the point), so the spread
+between passes is visible next to the spread within one. Rows without a positive numeric
+latency_ms.median are not merged and are listed under "failures".
 
     scripts/merge_passes.py OUT.json PASS1.json PASS2.json [...]
 
@@ -38,33 +40,42 @@ def main(argv):
         if not isinstance(doc, dict) or not isinstance(doc.get("rows"), list):
             print(f"merge_passes: {path}: expected an object with a list 'rows'", file=sys.stderr)
             return 1
-        base = {k: v for k, v in doc.items() if k not in ("rows", "failures")}
+        if i == 0:  # the header of the first pass (started, host, ...)
+            base = {k: v for k, v in doc.items() if k not in ("rows", "failures")}
         failures += [dict(f, pass_file=path) for f in doc.get("failures", [])]
         for row in doc["rows"]:
-            median = row.get("latency_ms", {}).get("median")
-            if not isinstance(median, (int, float)):
+            lat = row.get("latency_ms") if isinstance(row, dict) else None
+            median = lat.get("median") if isinstance(lat, dict) else None
+            if isinstance(median, bool) or not isinstance(median, (int, float)) or not median > 0:
+                failures.append({"pass_file": path, "error": "row without a positive numeric "
+                                 "latency_ms.median, not merged",
+                                 "row": {f: row.get(f) for f in ("model", "framework", "precision",
+                                                                 "batch", "seq")}
+                                 if isinstance(row, dict) else row})
                 continue
             k = key(row)
             if k not in merged:
                 order.append(k)
-                merged[k] = {"best": row, "best_pass": i, "medians": []}
+                merged[k] = {"best": row, "best_pass": i, "medians": [None] * len(inputs)}
             m = merged[k]
-            m["medians"].append(median)
+            # One median per pass (the lowest, if a pass measured the point twice).
+            prev = m["medians"][i]
+            m["medians"][i] = median if prev is None else min(prev, median)
             if median < m["best"]["latency_ms"]["median"]:
                 m["best"], m["best_pass"] = row, i
     rows = []
     for k in order:
         m = merged[k]
         row = dict(m["best"])
-        row["pass_medians_ms"] = m["medians"]
+        row["pass_medians_ms"] = m["medians"]  # aligned with merged_from; null: not measured
         row["pass_used"] = m["best_pass"]  # index into merged_from
         rows.append(row)
     base.update({"rows": rows, "failures": failures, "merged_from": inputs,
                  "merge_rule": "per point, the pass with the lowest median latency"})
     with open(out, "w") as f:
         json.dump(base, f, indent=1)
-    spread = [max(r["pass_medians_ms"]) / min(r["pass_medians_ms"]) - 1 for r in rows
-              if len(r["pass_medians_ms"]) > 1]
+    measured = [[v for v in r["pass_medians_ms"] if v is not None] for r in rows]
+    spread = [max(v) / min(v) - 1 for v in measured if len(v) > 1]
     spread.sort()
     med = spread[len(spread) // 2] * 100 if spread else float("nan")
     print(f"merge_passes: {len(rows)} points from {len(inputs)} passes; median spread between "

@@ -164,10 +164,15 @@ Status ReadDispatchRow(const json& row, const std::string& where, DispatchMeasur
   if (row.contains("chain")) {
     if (!(s = ReadString(row, "chain", where, &d->chain)).ok()) return s;
     if (d->chain.empty()) return InvalidInput(where + ".chain: empty");
+    if (d->framework != Framework::kCudaGraph)
+      return InvalidInput(where + ".chain: only cuda-graph rows replay chains of model-sized blocks");
     if (!(s = ReadNumber(row, "nodes", where, true, 1, false, &d->nodes)).ok()) return s;
     if (d->gpu_kernel_us < 0)
       return InvalidInput(where + ".gpu_kernel_us: required in a row of a model-sized chain");
-    if (row.contains("dtype") && !(s = ReadString(row, "dtype", where, &d->dtype)).ok()) return s;
+    if (row.contains("dtype")) {
+      if (!(s = ReadString(row, "dtype", where, &d->dtype)).ok()) return s;
+      if (!ParseDType(d->dtype)) return InvalidInput(where + ".dtype: unknown dtype '" + d->dtype + "'");
+    }
   }
   return Status::Ok();
 }

@@ -20,7 +20,7 @@
 
 #include "calibrate/holdout.h"
 #include "calibrate/profile_fit.h"
-#include "predictor/kernel_cost.h"
+#include "common/percentile.h"
 #include "predictor/kernel_cost.h"
 
 namespace ftax {
@@ -590,6 +590,34 @@ FrameworkFit FitCudaGraph(const std::vector<const DispatchMeasurement*>& rows,
   return f;
 }
 
+// One note per chain and dtype of the bench's graphs of model-sized blocks: what a node cost
+// there (medians over the chain's rows), against the per-node cost fitted on the tiny chains.
+std::vector<std::string> GraphChainNotes(const std::vector<const DispatchMeasurement*>& chains,
+                                         const FrameworkParams& fitted) {
+  std::map<std::string, std::vector<const DispatchMeasurement*>> by_chain;
+  for (const auto* d : chains) by_chain[d->chain + (d->dtype.empty() ? "" : " " + d->dtype)].push_back(d);
+  const double call = fitted.call_us.known() ? fitted.call_us.value : 0;
+  std::vector<std::string> notes;
+  for (const auto& [name, rows] : by_chain) {
+    std::vector<double> outside, idle;
+    for (const auto* d : rows) {
+      if (!(d->nodes > 0)) continue;
+      outside.push_back((d->call_us.median - call - d->gpu_kernel_us) / d->nodes);
+      if (d->gpu_span_us >= 0) idle.push_back((d->gpu_span_us - d->gpu_kernel_us) / d->nodes);
+    }
+    if (outside.empty()) continue;
+    std::string n = "graph of model-sized blocks, " + name + ": " + Fmt("%.2f", Median(outside)) +
+                    " us per node beyond its kernels";
+    if (!idle.empty()) n += Fmt(" (%.2f us of it GPU idle between kernels)", Median(idle));
+    n += " over " + std::to_string(rows.size()) + " rows; not fitted";
+    notes.push_back(n);
+  }
+  if (!notes.empty() && fitted.replay_per_node_us.known() && fitted.node_gap_us.known())
+    notes.push_back(Fmt("fitted per-node cost (tiny adds): %.2f us",
+                        fitted.replay_per_node_us.value + fitted.node_gap_us.value));
+  return notes;
+}
+
 std::string KernelGroupKey(const KernelMeasurement& k) { return KernelKey(k.work.cls, k.work.dtype); }
 
 int NumParams(KernelClass c) { return IsComputeClass(c) ? 3 : 2; }
@@ -801,6 +829,11 @@ Expected<Calibration> Calibrate(const Measurements& m, const FitOptions& options
     }
     if (f.params.call_us.known()) profile.frameworks[FrameworkName(fw)] = f.params;
     c.frameworks.push_back(f);
+  }
+  // Graphs of model-sized blocks: reported, not fitted (docs/calibration.md).
+  for (FrameworkFit& f : c.frameworks) {
+    if (f.framework != Framework::kCudaGraph || graph_chains.empty()) continue;
+    for (const std::string& note : GraphChainNotes(graph_chains, f.params)) f.notes.push_back(note);
   }
 
   // ---- GPU gap between back-to-back kernels (libtorch-eager, GPU-bound rows only) ----

@@ -69,6 +69,8 @@ Expected<ValidationReport> CompareMeasurements(const json& measured, const HostP
       r.measured_p90 = lat.at("p90").get<double>();
       r.measured_kernel_ms = m.value("kernel_ms", 0.0);
       r.measured_kernels = m.value("kernels_per_iter", 0.0);
+      if (m.contains("gpu_span_ms") && m["gpu_span_ms"].is_number())
+        r.measured_gpu_span_ms = m["gpu_span_ms"].get<double>();
     } catch (const std::exception& e) {
       return InvalidInput("measurements " + where + ": " + e.what());
     }
@@ -195,6 +197,7 @@ json ValidationReportToJson(const ValidationReport& r) {
                          {"measured_ms", v.measured_ms}, {"measured_p10_ms", v.measured_p10},
                          {"measured_p90_ms", v.measured_p90}, {"measured_kernel_ms", v.measured_kernel_ms},
                          {"measured_kernels", v.measured_kernels},
+                         {"measured_gpu_span_ms", v.measured_gpu_span_ms >= 0 ? json(v.measured_gpu_span_ms) : json()},
                          {"measured_framework_ms", v.measured_framework_ms},
                          {"measured_bound", v.measured_bound},
                          {"predicted_ms", v.predicted.latency_ms},

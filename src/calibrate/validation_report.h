@@ -39,6 +39,10 @@ struct ValidationRow {
   int64_t seq = 0;
   double measured_ms = 0, measured_p10 = 0, measured_p90 = 0;
   double measured_kernel_ms = 0, measured_kernels = 0, measured_framework_ms = 0;
+  // GPU span of one iteration (first kernel start to last kernel end; < 0: not recorded, runs
+  // before 2026-11-23): span - kernel time is the GPU's idle time between kernels, latency -
+  // span the launch and synchronize around them.
+  double measured_gpu_span_ms = -1;
   std::string measured_bound;  // "compute" when CUPTI kernel time exceeds latency - kernel time
   std::string predicted_observable_bound;  // the same rule on the prediction
   std::array<double, kNumKernelClasses> measured_class_ms{};

@@ -224,5 +224,177 @@ TEST(MeasurementsTest, MergeConcatenatesRowsAndKeepsFirstHostValue) {
   EXPECT_TRUE(MergeMeasurements({}).kernels.empty());
 }
 
+// A kernel row of `class` with `label`, as `ftax bench` writes it; `variant` is left out
+// unless given (files from before variants were written have none).
+json KernelRow(const std::string& cls, const std::string& label, const char* variant = nullptr) {
+  json r = {{"class", cls},   {"dtype", "fp16"}, {"label", label},
+            {"flops", 1e9},   {"bytes", 1e7},    {"kernel_us", {{"median", 20.0}}}};
+  if (variant) r["variant"] = variant;
+  return r;
+}
+
+Expected<Measurements> WithKernel(const json& row) {
+  json j = ValidFile();
+  j["kernels"] = json::array({row});
+  return MeasurementsFromJson(j);
+}
+
+TEST(MeasurementsTest, LegacyK1ConvLabelsReadAsPointwise) {
+  // No variant field: a conv whose label names a 1x1 kernel (" k1 ") is a pointwise conv.
+  Expected<Measurements> m = WithKernel(KernelRow("conv", "conv n8 64->256 56px k1 s1 g1"));
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->kernels[0].work.cls, KernelClass::kConv);
+  EXPECT_EQ(m->kernels[0].work.variant, KernelVariant::kPointwise);
+
+  // Other kernel sizes stay plain, k11 included (" k1 " is matched with its spaces).
+  for (const char* label : {"conv n8 64->64 56px k3 s1 g1", "conv n8 64->64 56px k11 s1 g1",
+                            "conv n8 64->64 56px k7 s2 g1"}) {
+    m = WithKernel(KernelRow("conv", label));
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    EXPECT_EQ(m->kernels[0].work.variant, KernelVariant::kPlain) << label;
+  }
+  // The rule is for convolutions only: a GEMM whose label happens to contain " k1 " is plain.
+  m = WithKernel(KernelRow("gemm", "gemm m64 k1 n64"));
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->kernels[0].work.variant, KernelVariant::kPlain);
+  // An explicit variant wins over the label: newer files mark pointwise convs themselves,
+  // and a conv they leave plain stays plain whatever its label says.
+  m = WithKernel(KernelRow("conv", "conv n8 64->256 56px k1 s1 g1", ""));
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->kernels[0].work.variant, KernelVariant::kPlain);
+  m = WithKernel(KernelRow("conv", "conv n8 64->256 56px k3 s1 g1", "pointwise"));
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->kernels[0].work.variant, KernelVariant::kPointwise);
+}
+
+TEST(MeasurementsTest, KnownVariantsAreRead) {
+  const std::pair<const char*, KernelVariant> cases[] = {
+      {"nn", KernelVariant::kGemmNN},       {"nn_bias", KernelVariant::kGemmNNBias},
+      {"broadcast", KernelVariant::kBroadcast}, {"pointwise", KernelVariant::kPointwise},
+      {"plain", KernelVariant::kPlain},     {"", KernelVariant::kPlain}};
+  for (const auto& [name, variant] : cases) {
+    Expected<Measurements> m = WithKernel(KernelRow("gemm", "gemm 128x768x768", name));
+    ASSERT_TRUE(m.ok()) << name << ": " << m.status().message();
+    EXPECT_EQ(m->kernels[0].work.variant, variant) << name;
+  }
+}
+
+TEST(MeasurementsTest, BatchNormVariantReadsAsPlainNorm) {
+  Expected<Measurements> m = WithKernel(KernelRow("norm", "batch_norm n1 c64 56px", "batch_norm"));
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->kernels[0].work.cls, KernelClass::kNorm);
+  EXPECT_EQ(m->kernels[0].work.variant, KernelVariant::kPlain);
+  EXPECT_DOUBLE_EQ(m->kernels[0].kernel_us.median, 20.0);  // the row is kept, not dropped
+  // The exception is for norm rows only; "batch_norm" is no variant of other classes.
+  json j = ValidFile();
+  j["kernels"][0]["variant"] = "batch_norm";
+  EXPECT_EQ(ErrorOf(j), "kernels[0] (\"gemm 128x768x768\").variant: unknown variant 'batch_norm'");
+}
+
+TEST(MeasurementsTest, UnknownVariantIsAnErrorNamingTheRow) {
+  json j = ValidFile();
+  j["kernels"][0]["variant"] = "tn";
+  EXPECT_EQ(ErrorOf(j), "kernels[0] (\"gemm 128x768x768\").variant: unknown variant 'tn'");
+  j = ValidFile();
+  j["kernels"][1]["variant"] = "Pointwise";  // names are case-sensitive
+  EXPECT_EQ(ErrorOf(j), "kernels[1].variant: unknown variant 'Pointwise'");
+  j = ValidFile();
+  j["kernels"][1]["variant"] = 3;
+  EXPECT_EQ(ErrorOf(j), "kernels[1].variant: expected a string");
+}
+
+// A cuda-graph row timing a chain of model-sized blocks (docs/calibration.md).
+json ChainRow() {
+  return json::parse(R"({"framework": "cuda-graph", "class": "kernel", "chain": "transformer",
+    "dtype": "fp16", "n_ops": 16, "nodes": 64, "call_us": {"median": 900, "p10": 880, "p90": 950},
+    "gpu_kernel_us": 850, "gpu_span_us": 870})");
+}
+
+json WithChainRow(const json& row) {
+  json j = ValidFile();
+  j["dispatch"].push_back(row);  // dispatch[2]
+  return j;
+}
+
+TEST(MeasurementsTest, ReadsChainDispatchRows) {
+  Expected<Measurements> m = MeasurementsFromJson(WithChainRow(ChainRow()));
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->dispatch.size(), 3u);
+  const DispatchMeasurement& d = m->dispatch[2];
+  EXPECT_EQ(d.framework, Framework::kCudaGraph);
+  EXPECT_EQ(d.chain, "transformer");
+  EXPECT_EQ(d.dtype, "fp16");
+  EXPECT_DOUBLE_EQ(d.nodes, 64);
+  EXPECT_EQ(d.n_ops, 16);
+  EXPECT_DOUBLE_EQ(d.gpu_kernel_us, 850);
+  EXPECT_DOUBLE_EQ(d.call_us.median, 900);
+  // Rows of tiny-op chains have no chain name and unknown nodes.
+  EXPECT_TRUE(m->dispatch[0].chain.empty());
+  EXPECT_TRUE(m->dispatch[0].dtype.empty());
+  EXPECT_LT(m->dispatch[0].nodes, 0);
+
+  // dtype is optional in a chain row.
+  json row = ChainRow();
+  row.erase("dtype");
+  m = MeasurementsFromJson(WithChainRow(row));
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_TRUE(m->dispatch[2].dtype.empty());
+  EXPECT_EQ(m->dispatch[2].chain, "transformer");
+  row = ChainRow();
+  row["chain"] = "resnet";
+  row["dtype"] = "bf16";
+  row["nodes"] = 1;  // the lower bound is allowed
+  m = MeasurementsFromJson(WithChainRow(row));
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->dispatch[2].chain, "resnet");
+  EXPECT_EQ(m->dispatch[2].dtype, "bf16");
+  EXPECT_DOUBLE_EQ(m->dispatch[2].nodes, 1);
+}
+
+TEST(MeasurementsTest, ChainRowsNeedNodesAndGpuKernelTime) {
+  json row = ChainRow();
+  row.erase("nodes");
+  EXPECT_EQ(ErrorOf(WithChainRow(row)), "dispatch[2].nodes: required");
+  row = ChainRow();
+  row["nodes"] = nullptr;
+  EXPECT_EQ(ErrorOf(WithChainRow(row)), "dispatch[2].nodes: required");
+  row = ChainRow();
+  row["nodes"] = 0;
+  EXPECT_NE(ErrorOf(WithChainRow(row)).find("dispatch[2].nodes: must be >= 1"), std::string::npos);
+  row = ChainRow();
+  row["nodes"] = "64";
+  EXPECT_NE(ErrorOf(WithChainRow(row)).find("dispatch[2].nodes: expected a number"),
+            std::string::npos);
+
+  // Without the GPU's kernel time a chain row cannot separate host from device time. The
+  // span may go too (it is only checked against the kernel time when both are present).
+  row = ChainRow();
+  row.erase("gpu_kernel_us");
+  row.erase("gpu_span_us");
+  EXPECT_EQ(ErrorOf(WithChainRow(row)),
+            "dispatch[2].gpu_kernel_us: required in a row of a model-sized chain");
+  row = ChainRow();
+  row["gpu_kernel_us"] = nullptr;  // null: unknown, which is no better than missing
+  EXPECT_EQ(ErrorOf(WithChainRow(row)),
+            "dispatch[2].gpu_kernel_us: required in a row of a model-sized chain");
+
+  row = ChainRow();
+  row["chain"] = "";
+  EXPECT_EQ(ErrorOf(WithChainRow(row)), "dispatch[2].chain: empty");
+  row = ChainRow();
+  row["chain"] = 1;
+  EXPECT_NE(ErrorOf(WithChainRow(row)).find("dispatch[2].chain: expected a string"),
+            std::string::npos);
+  row = ChainRow();
+  row["dtype"] = 16;
+  EXPECT_NE(ErrorOf(WithChainRow(row)).find("dispatch[2].dtype: expected a string"),
+            std::string::npos);
+
+  // Rows without a chain keep needing neither field (the file's tiny-op rows).
+  json j = ValidFile();
+  j["dispatch"][0].erase("gpu_kernel_us");
+  EXPECT_TRUE(MeasurementsFromJson(j).ok());
+}
+
 }  // namespace
 }  // namespace ftax

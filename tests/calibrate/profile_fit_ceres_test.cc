@@ -239,6 +239,43 @@ TEST(ProfileFitTest, CudaGraphReplayCostAndNodeGap) {
   ExpectRecovered(p->call_us, 9.0, 0.05, "replay call_us with per-node cost");
 }
 
+// Graphs of model-sized blocks are reported, not fitted: adding them leaves the cuda-graph
+// parameters as they were, and a note per chain gives their per-node cost.
+TEST(ProfileFitTest, ModelSizedGraphChainsAreReportedNotFitted) {
+  json m = testing::MakeSyntheticMeasurements(H200LikeSpec());
+  Expected<Measurements> bare = MeasurementsFromJson(m);
+  ASSERT_TRUE(bare.ok());
+  Expected<Calibration> before = Calibrate(bare.value(), TestOptions());
+  ASSERT_TRUE(before.ok());
+  const double call = before->profile.FindFramework(Framework::kCudaGraph)->call_us.value;
+  // 4 nodes per block, 10 us of kernels per block, 3 us per node beyond the kernels of which
+  // 0.5 us GPU idle: far from the tiny chains', so a fit that used them would move.
+  for (int blocks : {4, 16, 48}) {
+    const double nodes = 4.0 * blocks, kern = 10.0 * blocks, t = call + kern + 3.0 * nodes;
+    m["dispatch"].push_back({{"framework", "cuda-graph"}, {"class", "kernel"}, {"chain", "transformer"},
+                             {"dtype", "fp16"}, {"n_ops", blocks}, {"nodes", nodes}, {"modules", 0},
+                             {"call_us", {{"median", t}, {"p10", t}, {"p90", t}}},
+                             {"gpu_kernel_us", kern}, {"gpu_span_us", kern + 0.5 * nodes}});
+  }
+  Expected<Measurements> with_chains = MeasurementsFromJson(m);
+  ASSERT_TRUE(with_chains.ok()) << with_chains.status().message();
+  Expected<Calibration> after = Calibrate(with_chains.value(), TestOptions());
+  ASSERT_TRUE(after.ok());
+  const FrameworkParams* a = after->profile.FindFramework(Framework::kCudaGraph);
+  const FrameworkParams* b = before->profile.FindFramework(Framework::kCudaGraph);
+  EXPECT_DOUBLE_EQ(a->call_us.value, b->call_us.value);
+  EXPECT_DOUBLE_EQ(a->replay_per_node_us.value, b->replay_per_node_us.value);
+  EXPECT_DOUBLE_EQ(a->node_gap_us.value, b->node_gap_us.value);
+  const FrameworkFit* g = FindFramework(after.value(), Framework::kCudaGraph);
+  ASSERT_NE(g, nullptr);
+  bool found = false;
+  for (const std::string& n : g->notes)
+    if (n.find("transformer fp16: 3.00 us per node") != std::string::npos &&
+        n.find("0.50 us of it GPU idle") != std::string::npos && n.find("not fitted") != std::string::npos)
+      found = true;
+  EXPECT_TRUE(found) << "no note for the transformer chain";
+}
+
 TEST(ProfileFitTest, KernelGapNullWhenEagerRowsAreCpuBound) {
   SyntheticSpec spec = H200LikeSpec();  // tiny ops: 1.5 µs kernels behind 4.5 µs dispatches
   Expected<Calibration> c = Calibrate(FromSpec(spec), TestOptions());

@@ -52,5 +52,28 @@ TEST(ValidationReportTest, ARunMeasuredAsPredictedAgreesOnItsBound) {
   EXPECT_EQ(rep->crossovers[0].measured, rep->crossovers[0].predicted);
 }
 
+// The GPU span that `ftax validate` records since 2026-11-23 reaches the report; runs without
+// one say so with null rather than a made-up zero.
+TEST(ValidationReportTest, TheGpuSpanIsReportedWhenRecorded) {
+  Expected<HostProfile> prof = LoadHostProfile(std::string(FTAX_SOURCE_DIR) + "/data/profiles/h200.json");
+  ASSERT_TRUE(prof.ok()) << prof.status().message();
+  json row = {{"model", "bert-base"}, {"arch", kBert}, {"framework", "cuda-graph"},
+              {"precision", "fp16"}, {"batch", 1}, {"seq", 128},
+              {"latency_ms", {{"median", 0.84}, {"p10", 0.83}, {"p90", 0.86}}}, {"kernel_ms", 0.64}};
+  json with_span = row;
+  with_span["gpu_span_ms"] = 0.79;
+  CompareOptions opt;
+  opt.interval_samples = 0;
+  Expected<ValidationReport> rep =
+      CompareMeasurements({{"rows", {with_span, row}}}, prof.value(), opt);
+  ASSERT_TRUE(rep.ok()) << rep.status().message();
+  ASSERT_EQ(rep->rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(rep->rows[0].measured_gpu_span_ms, 0.79);
+  EXPECT_LT(rep->rows[1].measured_gpu_span_ms, 0);
+  json j = ValidationReportToJson(rep.value());
+  EXPECT_DOUBLE_EQ(j["rows"][0]["measured_gpu_span_ms"].get<double>(), 0.79);
+  EXPECT_TRUE(j["rows"][1]["measured_gpu_span_ms"].is_null());
+}
+
 }  // namespace
 }  // namespace ftax
