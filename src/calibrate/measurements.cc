@@ -123,12 +123,24 @@ Status ReadKernelRow(const json& row, const std::string& where, KernelMeasuremen
   if (row.contains("variant")) {
     if (!row.at("variant").is_string()) return InvalidInput(where + ".variant: expected a string");
     std::string v = row.at("variant").get<std::string>();
-    // Batch-norm rows were briefly marked apart; their bench shapes (one image, 64 channels)
-    // do not stand for a model's batch norms, so they stay in the norm class's fit.
-    if (v == "batch_norm" && k->work.cls == KernelClass::kNorm) v.clear();
+    // Batch-norm rows of benches before 2026-11-23 timed every kernel of the call on one
+    // 64-channel image; they stay plain norm rows. Rows that time the transform kernel alone
+    // ("main_kernel_only", at ResNet-50's shapes) are the batch_norm variant.
+    if (v == "batch_norm" && k->work.cls == KernelClass::kNorm &&
+        !(row.contains("main_kernel_only") && row.at("main_kernel_only") == json(true)))
+      v.clear();
     auto pv = ParseKernelVariant(v);
     if (!pv) return InvalidInput(where + ".variant: unknown variant '" + v + "'");
-    k->work.variant = *pv;
+    const KernelVariant var = *pv;
+    const KernelClass cls = k->work.cls;
+    const bool fits = var == KernelVariant::kPlain ||
+                      ((var == KernelVariant::kGemmNN || var == KernelVariant::kGemmNNBias) && cls == KernelClass::kGemm) ||
+                      (var == KernelVariant::kBroadcast && cls == KernelClass::kElementwise) ||
+                      (var == KernelVariant::kPointwise && cls == KernelClass::kConv) ||
+                      (var == KernelVariant::kBatchNorm && cls == KernelClass::kNorm);
+    if (!fits)
+      return InvalidInput(where + ".variant: '" + v + "' is no variant of class " + KernelClassName(cls));
+    k->work.variant = var;
   } else if (k->work.cls == KernelClass::kConv && k->label.find(" k1 ") != std::string::npos) {
     // Files of `ftax bench` from before variants were written name 1x1 convolutions in
     // their label only ("conv n8 64->256 56px k1 s1 g1").

@@ -184,6 +184,7 @@ const char* KernelVariantName(KernelVariant v) {
     case KernelVariant::kGemmNNBias: return "nn_bias";
     case KernelVariant::kBroadcast: return "broadcast";
     case KernelVariant::kPointwise: return "pointwise";
+    case KernelVariant::kBatchNorm: return "batch_norm";
   }
   return "";
 }

@@ -458,6 +458,9 @@ class Walker {
         break;
       }
     }
+    if (recipe == KernelRecipe::kNorm &&
+        ((op.domain == "aten" && op.type == "batch_norm") || (op.domain.empty() && op.type == "BatchNormalization")))
+      k.variant = KernelVariant::kBatchNorm;
     work_.kernels.push_back(k);
     const bool half = opt_.precision == DType::kFloat16 || opt_.precision == DType::kBFloat16;
     if (half && op.type == "batch_norm" && op.domain == "aten") {

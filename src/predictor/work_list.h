@@ -25,9 +25,10 @@ enum class KernelVariant : uint8_t {
   kGemmNNBias, // the same with a bias fused into cuBLASLt's epilogue (eager torch.addmm)
   kBroadcast,  // elementwise with a broadcast operand: ATen's strided, unvectorized kernel
   kPointwise,  // 1x1 convolution, which cuDNN runs as a GEMM without layout transposes
+  kBatchNorm,  // inference batch norm over NCHW activations (its transform kernel)
 };
-constexpr int kNumKernelVariants = 5;
-// "", "nn", "nn_bias", "broadcast", "pointwise"
+constexpr int kNumKernelVariants = 6;
+// "", "nn", "nn_bias", "broadcast", "pointwise", "batch_norm"
 const char* KernelVariantName(KernelVariant v);
 std::optional<KernelVariant> ParseKernelVariant(const std::string& name);
 

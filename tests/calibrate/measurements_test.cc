@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 namespace ftax {
 namespace {
 
@@ -268,12 +270,16 @@ TEST(MeasurementsTest, LegacyK1ConvLabelsReadAsPointwise) {
 }
 
 TEST(MeasurementsTest, KnownVariantsAreRead) {
-  const std::pair<const char*, KernelVariant> cases[] = {
-      {"nn", KernelVariant::kGemmNN},       {"nn_bias", KernelVariant::kGemmNNBias},
-      {"broadcast", KernelVariant::kBroadcast}, {"pointwise", KernelVariant::kPointwise},
-      {"plain", KernelVariant::kPlain},     {"", KernelVariant::kPlain}};
-  for (const auto& [name, variant] : cases) {
-    Expected<Measurements> m = WithKernel(KernelRow("gemm", "gemm 128x768x768", name));
+  // Each variant on the class it belongs to; "plain" and "" on any class.
+  const std::tuple<const char*, const char*, KernelVariant> cases[] = {
+      {"gemm", "nn", KernelVariant::kGemmNN},
+      {"gemm", "nn_bias", KernelVariant::kGemmNNBias},
+      {"elementwise", "broadcast", KernelVariant::kBroadcast},
+      {"conv", "pointwise", KernelVariant::kPointwise},
+      {"gemm", "plain", KernelVariant::kPlain},
+      {"norm", "", KernelVariant::kPlain}};
+  for (const auto& [cls, name, variant] : cases) {
+    Expected<Measurements> m = WithKernel(KernelRow(cls, std::string(cls) + " row", name));
     ASSERT_TRUE(m.ok()) << name << ": " << m.status().message();
     EXPECT_EQ(m->kernels[0].work.variant, variant) << name;
   }
@@ -285,10 +291,21 @@ TEST(MeasurementsTest, BatchNormVariantReadsAsPlainNorm) {
   EXPECT_EQ(m->kernels[0].work.cls, KernelClass::kNorm);
   EXPECT_EQ(m->kernels[0].work.variant, KernelVariant::kPlain);
   EXPECT_DOUBLE_EQ(m->kernels[0].kernel_us.median, 20.0);  // the row is kept, not dropped
-  // The exception is for norm rows only; "batch_norm" is no variant of other classes.
+  // Rows of benches since 2026-11-23 time the transform kernel alone and say so: those are
+  // the batch_norm variant.
+  json row = KernelRow("norm", "batch_norm n8 256x56x56", "batch_norm");
+  row["main_kernel_only"] = true;
+  m = WithKernel(row);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->kernels[0].work.variant, KernelVariant::kBatchNorm);
+  // "batch_norm" is no variant of other classes, nor "nn" of a norm row.
   json j = ValidFile();
   j["kernels"][0]["variant"] = "batch_norm";
-  EXPECT_EQ(ErrorOf(j), "kernels[0] (\"gemm 128x768x768\").variant: unknown variant 'batch_norm'");
+  EXPECT_EQ(ErrorOf(j), "kernels[0] (\"gemm 128x768x768\").variant: 'batch_norm' is no variant of class gemm");
+  m = WithKernel(KernelRow("norm", "layer_norm 128x768", "nn"));
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("'nn' is no variant of class norm"), std::string::npos)
+      << m.status().message();
 }
 
 TEST(MeasurementsTest, UnknownVariantIsAnErrorNamingTheRow) {

@@ -163,6 +163,13 @@ TEST(LoweringTest, HalfPrecisionBatchNormIsThreeKernelsFloatIsOne) {
   ASSERT_EQ(h->kernels.size(), 3u);
   EXPECT_EQ(f->kernels.size(), 1u);
   EXPECT_EQ(h->kernels[0].cls, KernelClass::kNorm);
+  // The transform kernel is the batch_norm variant (priced by the bench's batch-norm rows
+  // where the profile has them); the statistics kernels are plain element-wise ones.
+  EXPECT_EQ(h->kernels[0].variant, KernelVariant::kBatchNorm);
+  EXPECT_EQ(f->kernels[0].variant, KernelVariant::kBatchNorm);
+  EXPECT_EQ(h->kernels[1].variant, KernelVariant::kPlain);
+  // Bytes as the bench's rows count them: activations in and out, four per-channel vectors.
+  EXPECT_DOUBLE_EQ(f->kernels[0].bytes, (2.0 * 8 * 64 * 56 * 56 + 4 * 64) * 4);
   EXPECT_DOUBLE_EQ(h->kernels[1].bytes, 2 * 64 * 4.0);  // per-channel statistics only
   EXPECT_EQ(h->dispatches.size(), 1u);
 }
