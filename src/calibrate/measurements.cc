@@ -131,16 +131,10 @@ Status ReadKernelRow(const json& row, const std::string& where, KernelMeasuremen
       v.clear();
     auto pv = ParseKernelVariant(v);
     if (!pv) return InvalidInput(where + ".variant: unknown variant '" + v + "'");
-    const KernelVariant var = *pv;
-    const KernelClass cls = k->work.cls;
-    const bool fits = var == KernelVariant::kPlain ||
-                      ((var == KernelVariant::kGemmNN || var == KernelVariant::kGemmNNBias) && cls == KernelClass::kGemm) ||
-                      (var == KernelVariant::kBroadcast && cls == KernelClass::kElementwise) ||
-                      (var == KernelVariant::kPointwise && cls == KernelClass::kConv) ||
-                      (var == KernelVariant::kBatchNorm && cls == KernelClass::kNorm);
-    if (!fits)
-      return InvalidInput(where + ".variant: '" + v + "' is no variant of class " + KernelClassName(cls));
-    k->work.variant = var;
+    if (!VariantBelongsTo(*pv, k->work.cls))
+      return InvalidInput(where + ".variant: '" + v + "' is no variant of class " +
+                          KernelClassName(k->work.cls));
+    k->work.variant = *pv;
   } else if (k->work.cls == KernelClass::kConv && k->label.find(" k1 ") != std::string::npos) {
     // Files of `ftax bench` from before variants were written name 1x1 convolutions in
     // their label only ("conv n8 64->256 56px k1 s1 g1").

@@ -95,6 +95,18 @@ int AnchorKernels(const KernelWork& k, const KernelParams& p) {
   return 1;
 }
 
+bool VariantBelongsTo(KernelVariant v, KernelClass c) {
+  switch (v) {
+    case KernelVariant::kPlain: return true;
+    case KernelVariant::kGemmNN:
+    case KernelVariant::kGemmNNBias: return c == KernelClass::kGemm;
+    case KernelVariant::kBroadcast: return c == KernelClass::kElementwise;
+    case KernelVariant::kPointwise: return c == KernelClass::kConv;
+    case KernelVariant::kBatchNorm: return c == KernelClass::kNorm;
+  }
+  return false;
+}
+
 bool LibraryChoosesKernels(KernelClass c) {
   return c == KernelClass::kGemm || c == KernelClass::kConv;
 }
@@ -102,14 +114,13 @@ bool LibraryChoosesKernels(KernelClass c) {
 double AnchorFactor(const KernelWork& k, const KernelParams& p) {
   if (p.anchors.empty()) return 1.0;
   const AnchorQuery q(k);
-  auto dist2 = [&](const KernelAnchor& a) { return q.Dist2(a); };
   for (KernelVariant v : {k.variant, KernelVariant::kPlain}) {
     double best = -1;
     bool any_of_variant = false;
     for (const KernelAnchor& a : p.anchors) {
       if (a.variant != v) continue;
       any_of_variant = true;
-      const double d2 = dist2(a);
+      const double d2 = q.Dist2(a);
       if (d2 >= 0 && (best < 0 || d2 < best)) best = d2;
     }
     if (!any_of_variant) continue;  // fall back to the plain anchors
@@ -117,7 +128,7 @@ double AnchorFactor(const KernelWork& k, const KernelParams& p) {
     double sw = 0, swr = 0;
     for (const KernelAnchor& a : p.anchors) {
       if (a.variant != v) continue;
-      const double d2 = dist2(a);
+      const double d2 = q.Dist2(a);
       if (d2 < 0) continue;
       const double e = (d2 - best) / (2 * kSigma * kSigma);
       if (e > 20 || (best < 1e-12 && d2 > 1e-12)) continue;  // on an anchor: that one alone

@@ -31,6 +31,9 @@ constexpr int kNumKernelVariants = 6;
 // "", "nn", "nn_bias", "broadcast", "pointwise", "batch_norm"
 const char* KernelVariantName(KernelVariant v);
 std::optional<KernelVariant> ParseKernelVariant(const std::string& name);
+// Whether `v` is a variant of class `c` (nn and nn_bias of gemm, broadcast of elementwise,
+// pointwise of conv, batch_norm of norm; plain of every class).
+bool VariantBelongsTo(KernelVariant v, KernelClass c);
 
 struct KernelWork {
   KernelClass cls = KernelClass::kElementwise;

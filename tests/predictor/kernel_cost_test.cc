@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "predictor/host_profile.h"
+#include "synthetic_profile.h"
 
 namespace ftax {
 namespace {
@@ -22,16 +23,7 @@ KernelParams GemmParams() {
 }
 
 KernelWork Gemm(int64_t m, int64_t n, int64_t k, KernelVariant v = KernelVariant::kPlain) {
-  KernelWork w;
-  w.cls = KernelClass::kGemm;
-  w.dtype = DType::kFloat16;
-  w.m = m;
-  w.n = n;
-  w.k = k;
-  w.variant = v;
-  w.flops = 2.0 * double(m) * double(n) * double(k);
-  w.bytes = 2.0 * double(m * k + n * k + m * n);
-  return w;
+  return testing::GemmWork(m, n, k, v);
 }
 
 KernelAnchor AnchorAt(const KernelWork& w, double us) { return AnchorOfWork(w, us); }

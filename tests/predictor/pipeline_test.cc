@@ -85,14 +85,7 @@ TEST(PipelineTest, CudaGraphPaysOneCallAndNodeGaps) {
 
 TEST(PipelineTest, ALibraryCallsExtraKernelsAreGraphNodes) {
   HostProfile prof = testing::SyntheticProfile();
-  KernelWork g;
-  g.cls = KernelClass::kGemm;
-  g.dtype = DType::kFloat16;
-  g.m = 128;
-  g.n = 768;
-  g.k = 768;
-  g.flops = 2.0 * 128 * 768 * 768;
-  g.bytes = 2.0 * (128 * 768 * 2 + 768 * 768);
+  const KernelWork g = testing::GemmWork(128, 768, 768);
   KernelWork e;
   e.cls = KernelClass::kElementwise;
   e.dtype = DType::kFloat16;

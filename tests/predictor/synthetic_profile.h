@@ -35,4 +35,20 @@ inline HostProfile SyntheticProfile(double dispatch_us = 10, double gemm_tflops 
   return p;
 }
 
+// The work of one GEMM of m x n outputs over depth k (fp16 unless said), as the lowering
+// describes it.
+inline KernelWork GemmWork(int64_t m, int64_t n, int64_t k,
+                           KernelVariant v = KernelVariant::kPlain, DType dtype = DType::kFloat16) {
+  KernelWork w;
+  w.cls = KernelClass::kGemm;
+  w.dtype = dtype;
+  w.m = m;
+  w.n = n;
+  w.k = k;
+  w.variant = v;
+  w.flops = 2.0 * double(m) * double(n) * double(k);
+  w.bytes = 2.0 * double(m * k + n * k + m * n);
+  return w;
+}
+
 }  // namespace ftax::testing
