@@ -109,12 +109,13 @@ Expected<std::vector<FrameworkTimeRow>> CompareFrameworkTime(const HostProfile& 
     // the GPU's gaps between nodes.
     row.gpu_tail_ms = graph ? 0.0 : std::max(0.0, p->latency_ms - p->framework_ms);
     row.measured_ms = graph ? (lat - kern) / overhead : (lat - row.gpu_tail_ms) / overhead;
-    const double pred = p->framework_ms - row.call_ms;
+    row.launch_ms = p->launch_ms;
+    const double pred = p->framework_ms - row.call_ms - row.launch_ms;
     if (pred <= 0) {
-      skip("predicted framework time does not exceed the call cost");
+      skip("predicted framework time does not exceed the call cost and launches");
       continue;
     }
-    row.ratio = (row.measured_ms - row.call_ms) / pred;
+    row.ratio = (row.measured_ms - row.call_ms - row.launch_ms) / pred;
     row.usable = true;
     out.push_back(row);
   }

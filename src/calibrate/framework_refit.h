@@ -4,7 +4,7 @@
 // more on the CPU: more arguments to parse, Hugging Face glue code around each call, hooks.
 // RefineFrameworkCosts scales a framework's per-dispatch and per-module costs by one factor,
 // the median over framework-bound measured rows of
-//     (measured framework time - call cost) / (predicted framework time - call cost),
+//     (measured framework time - call cost - launches) / (predicted framework time - call cost - launches),
 // where measured framework time = (measured latency - predicted GPU tail) /
 // profiler_overhead_factor (a row field, default 1; see below). The GPU tail is the kernel
 // work the prediction leaves after the last dispatch: in a framework-bound run the kernels
@@ -12,7 +12,9 @@
 // under-stated the CPU side by up to the kernel time and the refined costs came out low.
 // Rows are framework-bound when (latency - kernel time) exceeds the kernel time. Its standard
 // error comes from the spread of those ratios (1.4826 x their median absolute deviation /
-// sqrt(rows); unknown, NaN, with one row).
+// sqrt(rows); unknown, NaN, with one row). "Launches" is the prediction's CPU time for kernel
+// launches beyond each dispatch's first (PredictionPoint::launch_ms): a driver call's cost,
+// which the bench measures as such and the refit leaves unscaled.
 // CUDA-graph rows are refined too, every row: a replay's framework time is the latency its
 // kernels do not fill (latency - measured kernel time: the launch and the GPU's gaps between
 // nodes), and the factor scales replay_per_node_us and node_gap_us. The chains of the bench
@@ -63,7 +65,8 @@ struct FrameworkTimeRow {
   double gpu_tail_ms = 0;  // predicted GPU work after the last dispatch
   double predicted_ms = std::nan("");  // predicted framework time with the profile given
   double call_ms = 0;                  // the framework's call_us, in ms
-  double ratio = std::nan("");         // (measured - call) / (predicted - call)
+  double launch_ms = 0;                // predicted CPU time of extra kernel launches (unscaled)
+  double ratio = std::nan("");  // (measured - call - launch) / (predicted - call - launch)
 };
 
 struct RefitReport {

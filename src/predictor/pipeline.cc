@@ -10,6 +10,10 @@ namespace {
 double ValueOr(const Param& p, double fallback) { return p.known() ? p.value : fallback; }
 double SeOr0(const Param& p) { return std::isnan(p.std_error) ? 0.0 : p.std_error; }
 
+double LaunchUs(const std::array<double, kNumDispatchClasses>& dispatch_us) {
+  return std::max(0.0, dispatch_us[int(DispatchClass::kKernel)] - dispatch_us[int(DispatchClass::kView)]);
+}
+
 // Parameters are positive and their errors are relative in nature (a rate known to ±30%),
 // so draw from a log-normal with the same relative spread (capped at a factor e per sigma),
 // which never produces the near-zero rates a clipped normal would.
@@ -64,6 +68,14 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
         rp.dispatch_se[c] = SeOr0(d);
       }
     }
+    // A launch is the same driver call under every framework; LibTorch's C++ dispatcher
+    // measures it with the least else around it (and no validation run refines it).
+    rp.launch_us = LaunchUs(rp.dispatch_us);
+    const FrameworkParams* lt = profile.FindFramework(Framework::kLibtorchEager);
+    if (lt && lt->dispatch_us[int(DispatchClass::kKernel)].known() &&
+        lt->dispatch_us[int(DispatchClass::kView)].known())
+      rp.launch_us = std::max(0.0, lt->dispatch_us[int(DispatchClass::kKernel)].value -
+                                       lt->dispatch_us[int(DispatchClass::kView)].value);
     if (framework == Framework::kPytorchEager) {
       rp.module_us = ValueOr(f->module_us, 0);
       rp.module_se = SeOr0(f->module_us);
@@ -209,17 +221,28 @@ Timing Simulate(const WorkList& work, const ResolvedParams& p) {
   const double module_share =
       work.dispatches.empty() ? 0 : p.module_us * work.module_calls / double(work.dispatches.size());
   double cpu = 0, gpu = 0, idle = 0;
+  int launches = 0;
   for (const DispatchWork& d : work.dispatches) {
     cpu += p.dispatch_us[int(d.cls)] + module_share;
     for (int i = d.first_kernel; i < d.first_kernel + d.num_kernels; ++i) {
+      // The dispatch cost covers its first launch; every further one costs the CPU again,
+      // before this kernel (an op's second kernel) or after it (a library's extra ones).
+      if (i > d.first_kernel) {
+        cpu += p.launch_us;
+        launches += 1;
+      }
       const double ready = gpu > 0 ? gpu + p.kernel_gap_us : 0;
       const double start = std::max(cpu, ready);
       if (gpu > 0) idle += start - gpu;
       gpu = start + kt[i];
+      const int nodes = i < int(p.kernel_nodes.size()) ? p.kernel_nodes[i] : 1;
+      cpu += (nodes - 1) * p.launch_us;
+      launches += nodes - 1;
     }
   }
   if (work.dispatches.empty()) cpu += p.module_us * work.module_calls;
   t.framework_us = cpu + p.call_us;
+  t.launch_us = launches * p.launch_us;
   t.gpu_idle_us = idle;
   t.latency_us = std::max(cpu, gpu) + p.call_us;
   return t;

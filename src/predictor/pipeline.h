@@ -36,6 +36,11 @@ struct ResolvedParams {
   double module_us = 0;
   double node_gap_us = 0;
   double replay_per_node_us = 0;
+  // CPU cost of each kernel launch beyond a dispatch's first (a library call's extra kernels,
+  // an op's second kernel): what an op that launches a kernel costs more than one that
+  // launches none, dispatch_us[kernel] - dispatch_us[view] of libtorch-eager (of this
+  // framework when the profile lacks libtorch-eager), at least 0. Not drawn in samples.
+  double launch_us = 0;
   // Per kernel of the work list: index into `thetas`.
   std::vector<int> theta_index;
   std::vector<KernelTheta> thetas;
@@ -63,6 +68,7 @@ ResolvedParams SampleParams(const ResolvedParams& p, std::mt19937_64& rng);
 struct Timing {
   double latency_us = 0;
   double framework_us = 0;  // CPU-side time of the call (dispatches, modules, call cost)
+  double launch_us = 0;     // of which launches beyond each dispatch's first (launch_us each)
   double compute_us = 0;    // sum of GPU kernel times
   double gpu_idle_us = 0;   // GPU idle inside the call
   int dispatches = 0;

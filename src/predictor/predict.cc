@@ -38,6 +38,7 @@ Expected<PredictionPoint> PredictPoint(const Graph& graph, const HostProfile& pr
   p.precision = precision;
   p.latency_ms = t.latency_us / 1e3;
   p.framework_ms = t.framework_us / 1e3;
+  p.launch_ms = t.launch_us / 1e3;
   p.compute_ms = t.compute_us / 1e3;
   p.bound = t.compute_us > t.framework_us ? "compute" : "framework";
   p.gpu_util = t.latency_us > 0 ? t.compute_us / t.latency_us : 0;

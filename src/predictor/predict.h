@@ -40,6 +40,7 @@ struct PredictionPoint {
   DType precision = DType::kFloat32;
   double latency_ms = 0;
   double framework_ms = 0;  // CPU-side time (the framework tax)
+  double launch_ms = 0;     // of which kernel launches beyond each dispatch's first
   double compute_ms = 0;    // GPU kernel time
   std::string bound;        // "framework" or "compute"
   double gpu_util = 0;      // compute / latency

@@ -85,7 +85,8 @@ TEST(FrameworkRefitTest, TracesOfFrameworkBoundRunsSetTheScaleToTheirMedianRatio
     EXPECT_GT(r.measured_ms, m["latency_ms"]["median"].get<double>() - m["kernel_ms"].get<double>());
     EXPECT_NEAR(r.call_ms, call_ms, 1e-12);
     EXPECT_GT(r.predicted_ms, r.call_ms);
-    ratios.push_back((fw - call_ms) / (r.predicted_ms - call_ms));
+    EXPECT_GE(r.launch_ms, 0);
+    ratios.push_back((fw - call_ms - r.launch_ms) / (r.predicted_ms - call_ms - r.launch_ms));
     EXPECT_NEAR(r.ratio, ratios.back(), 1e-12);
   }
   // The median of two is their mean; the error 1.4826 * MAD / sqrt(2).
@@ -131,9 +132,11 @@ TEST(FrameworkRefitTest, ProfilerOverheadFactorDividesMeasuredFrameworkTime) {
   ASSERT_EQ(corrected.frameworks.size(), 1u);
   for (int i = 0; i < 2; ++i) {
     EXPECT_NEAR(corrected.rows[i].measured_ms, plain.rows[i].measured_ms / 2, 1e-9);
-    const double call = corrected.rows[i].call_ms;
+    const double call = corrected.rows[i].call_ms, launch = corrected.rows[i].launch_ms;
     EXPECT_NEAR(corrected.rows[i].ratio,
-                (plain.rows[i].measured_ms / 2 - call) / (plain.rows[i].predicted_ms - call), 1e-12);
+                (plain.rows[i].measured_ms / 2 - call - launch) /
+                    (plain.rows[i].predicted_ms - call - launch),
+                1e-12);
   }
   EXPECT_LT(corrected.frameworks[0].scale, plain.frameworks[0].scale / 2 + 1e-9);
 

@@ -33,9 +33,16 @@ WorkList RandomWork(std::mt19937_64& rng, int n, double size_scale) {
   return w;
 }
 
+// Every dispatch's cost, and a launch for each kernel beyond a dispatch's first.
 double SumCpu(const WorkList& w, const ResolvedParams& p) {
   double s = p.call_us;
-  for (const auto& d : w.dispatches) s += p.dispatch_us[int(d.cls)];
+  for (const auto& d : w.dispatches) {
+    s += p.dispatch_us[int(d.cls)];
+    int launched = 0;
+    for (int i = d.first_kernel; i < d.first_kernel + d.num_kernels; ++i)
+      launched += i < int(p.kernel_nodes.size()) ? p.kernel_nodes[i] : 1;
+    if (launched > 1) s += (launched - 1) * p.launch_us;
+  }
   return s;
 }
 
@@ -116,6 +123,50 @@ TEST(PipelineTest, ALibraryCallsExtraKernelsAreGraphNodes) {
   Expected<ResolvedParams> third = ResolveParams(w, prof, Framework::kCudaGraph);
   ASSERT_TRUE(third.ok());
   EXPECT_EQ(Simulate(w, third.value()).kernels, 4);
+}
+
+TEST(PipelineTest, EachExtraLaunchCostsTheCpuWhatLibTorchPaysForOne) {
+  HostProfile prof = testing::SyntheticProfile();
+  const FrameworkParams& lt = prof.frameworks.at("libtorch-eager");
+  const double launch = lt.dispatch_us[int(DispatchClass::kKernel)].value -
+                        lt.dispatch_us[int(DispatchClass::kView)].value;
+  ASSERT_GT(launch, 0);
+  const KernelWork g = testing::GemmWork(128, 768, 768);
+  WorkList w;
+  w.kernels = {g};
+  w.dispatches = {DispatchWork{DispatchClass::kLibrary, 0, 0, 1}};
+  Expected<ResolvedParams> one = ResolveParams(w, prof, Framework::kTorchscript);
+  ASSERT_TRUE(one.ok()) << one.status().message();
+  EXPECT_DOUBLE_EQ(one->launch_us, launch);  // LibTorch's, not TorchScript's own costs
+  const Timing t1 = Simulate(w, one.value());
+  EXPECT_DOUBLE_EQ(t1.launch_us, 0);
+  // The bench saw this GEMM launch three kernels: two more launches on the CPU side.
+  KernelParams& gp = prof.gpu.kernels.at("gemm/fp16");
+  gp.anchors = {AnchorOfWork(g, KernelTimeUs(g, gp, prof.gpu.num_sms), 3)};
+  PrepareAnchors(&prof.gpu);
+  Expected<ResolvedParams> three = ResolveParams(w, prof, Framework::kTorchscript);
+  ASSERT_TRUE(three.ok());
+  const Timing t3 = Simulate(w, three.value());
+  EXPECT_NEAR(t3.framework_us - t1.framework_us, 2 * launch, 1e-9);
+  EXPECT_NEAR(t3.launch_us, 2 * launch, 1e-9);
+  // An op that launches two kernels of its own pays one launch more than its dispatch.
+  KernelWork e;
+  e.cls = KernelClass::kElementwise;
+  e.dtype = DType::kFloat16;
+  e.bytes = 1e5;
+  WorkList two;
+  two.kernels = {e, e};
+  two.dispatches = {DispatchWork{DispatchClass::kKernel, 0, 0, 2}};
+  Expected<ResolvedParams> rp = ResolveParams(two, prof, Framework::kPytorchEager);
+  ASSERT_TRUE(rp.ok());
+  EXPECT_NEAR(Simulate(two, rp.value()).framework_us,
+              rp->call_us + rp->dispatch_us[int(DispatchClass::kKernel)] + launch, 1e-9);
+  // Without libtorch-eager in the profile, the framework's own kernel - view stands in.
+  prof.frameworks.erase("libtorch-eager");
+  Expected<ResolvedParams> own = ResolveParams(w, prof, Framework::kTorchscript);
+  ASSERT_TRUE(own.ok());
+  EXPECT_DOUBLE_EQ(own->launch_us, std::max(0.0, own->dispatch_us[int(DispatchClass::kKernel)] -
+                                                     own->dispatch_us[int(DispatchClass::kView)]));
 }
 
 TEST(PipelineTest, MissingFrameworkIsAClearError) {
