@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Prints the paper's findings once per loan, measured and predicted side by side, from
+`ftax validate --format json` reports (docs/findings.md, "Every loan").
+
+    findings_across_loans.py NAME=REPORT.json [NAME=REPORT.json ...]
+
+Each cell is "measured / predicted". Columns: BERT-base fp16 at batch 1 under each framework
+(ms); the CUDA-graph gain over Python eager there; whether TorchScript beats eager there; the
+share of latency that is not kernel time at batch 1 under eager and TorchScript, over the six
+models (range); BERT-deep over BERT-base and BERT-wide over BERT-base at batch 1 under eager
+(depth and width); and how many of the crossover batches (first compute-bound batch per
+model, framework and precision) the prediction puts on the measured batch exactly.
+"""
+import json
+import sys
+
+MODELS = ("bert-base", "distilbert", "bert-wide", "bert-deep", "gpt2", "resnet50")
+FRAMEWORKS = ("pytorch-eager", "torchscript", "cuda-graph")
+
+
+def pair(m, p, fmt="{:.2f}"):
+    return (fmt.format(m) + " / " + fmt.format(p)) if m is not None and p is not None else "-"
+
+
+def main(argv):
+    if len(argv) < 2 or any("=" not in a for a in argv[1:]):
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    print("| loan | BERT-base fp16 b1 eager / TorchScript / CUDA graph (ms) | CUDA-graph gain | "
+          "TorchScript faster than eager | overhead share at b1 (eager, TorchScript) | "
+          "depth (deep / base, eager b1) | width (wide / base, eager b1) | crossover on the batch |")
+    print("|---|---|---|---|---|---|---|---|")
+    for arg in argv[1:]:
+        name, path = arg.split("=", 1)
+        try:
+            with open(path) as f:
+                rows = {(r["model"], r["framework"], r["precision"], r["batch"]): r
+                        for r in json.load(f)["rows"]}
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            print(f"findings_across_loans: {path}: {e}", file=sys.stderr)
+            return 1
+
+        def get(m, fw, b=1, p="fp16"):
+            return rows.get((m, fw, p, b))
+
+        base = [get("bert-base", fw) for fw in FRAMEWORKS]
+        cells = [" ; ".join(pair(r["measured_ms"], r["predicted_ms"]) if r else "-" for r in base)]
+        e, t, g = base
+        cells.append(pair(e["measured_ms"] / g["measured_ms"], e["predicted_ms"] / g["predicted_ms"],
+                          "{:.1f}x") if e and g else "-")
+        cells.append(f"{'yes' if t['measured_ms'] < e['measured_ms'] else 'no'} / "
+                     f"{'yes' if t['predicted_ms'] < e['predicted_ms'] else 'no'}" if e and t else "-")
+        ms, ps = [], []
+        for m in MODELS:
+            for fw in FRAMEWORKS[:2]:
+                r = get(m, fw)
+                if r:
+                    ms.append(r["measured_framework_ms"] / r["measured_ms"])
+                    ps.append(max(0.0, r["predicted_ms"] - r["predicted_compute_ms"]) / r["predicted_ms"])
+        cells.append(f"{100 * min(ms):.0f}–{100 * max(ms):.0f}% / {100 * min(ps):.0f}–{100 * max(ps):.0f}%"
+                     if ms else "-")
+        for other in ("bert-deep", "bert-wide"):
+            o, b = get(other, "pytorch-eager"), get("bert-base", "pytorch-eager")
+            cells.append(pair(o["measured_ms"] / b["measured_ms"], o["predicted_ms"] / b["predicted_ms"],
+                              "{:.2f}x") if o and b else "-")
+        same = total = 0
+        for m in MODELS:
+            for fw in FRAMEWORKS:
+                for p in ("fp16", "fp32"):
+                    pts = sorted((b, r) for (mm, ff, pp, b), r in rows.items() if (mm, ff, pp) == (m, fw, p))
+                    if not pts:
+                        continue
+                    first = lambda key: next((b for b, r in pts if key(r)), None)
+                    meas = first(lambda r: r["measured_bound"] == "compute")
+                    pred = first(lambda r: r.get("predicted_observable_bound", r["predicted_bound"]) == "compute")
+                    total += 1
+                    same += meas == pred
+        cells.append(f"{same}/{total}")
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
