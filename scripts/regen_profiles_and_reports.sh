@@ -28,3 +28,7 @@ for run in "${runs[@]}"; do
   python3 scripts/findings_tables.py "$out/$h-loo.json" > "$out/$h-findings.md"
   echo "== $h"; cat "$out/$h-none.md" "$out/$h-loo.md"
 done
+args=()
+for run in "${runs[@]:2}"; do h=${run%%:*}; args+=("${h:4}=$out/$h-loo.json"); done
+python3 scripts/findings_across_loans.py "${args[@]}" > "$out/findings-across-loans.md"
+echo "== findings across loans"; cat "$out/findings-across-loans.md"
