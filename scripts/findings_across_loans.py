@@ -34,8 +34,9 @@ def main(argv):
         name, path = arg.split("=", 1)
         try:
             with open(path) as f:
-                rows = {(r["model"], r["framework"], r["precision"], r["batch"]): r
-                        for r in json.load(f)["rows"]}
+                report = json.load(f)
+            rows = {(r["model"], r["framework"], r["precision"], r["batch"]): r for r in report["rows"]}
+            crossovers = report["crossovers"]
         except (OSError, ValueError, KeyError, TypeError) as e:
             print(f"findings_across_loans: {path}: {e}", file=sys.stderr)
             return 1
@@ -63,19 +64,8 @@ def main(argv):
             o, b = get(other, "pytorch-eager"), get("bert-base", "pytorch-eager")
             cells.append(pair(o["measured_ms"] / b["measured_ms"], o["predicted_ms"] / b["predicted_ms"],
                               "{:.2f}x") if o and b else "-")
-        same = total = 0
-        for m in MODELS:
-            for fw in FRAMEWORKS:
-                for p in ("fp16", "fp32"):
-                    pts = sorted((b, r) for (mm, ff, pp, b), r in rows.items() if (mm, ff, pp) == (m, fw, p))
-                    if not pts:
-                        continue
-                    first = lambda key: next((b for b, r in pts if key(r)), None)
-                    meas = first(lambda r: r["measured_bound"] == "compute")
-                    pred = first(lambda r: r.get("predicted_observable_bound", r["predicted_bound"]) == "compute")
-                    total += 1
-                    same += meas == pred
-        cells.append(f"{same}/{total}")
+        same = sum(1 for c in crossovers if c.get("measured") == c.get("predicted"))
+        cells.append(f"{same}/{len(crossovers)}")
         print(f"| {name} | " + " | ".join(cells) + " |")
     return 0
 

@@ -29,6 +29,7 @@ for run in "${runs[@]}"; do
   python3 scripts/findings_tables.py "$out/$h-loo.json" > "$out/$h-findings.md"
   echo "== $h"; cat "$out/$h-none.md" "$out/$h-loo.md"
 done
+# The findings once per self-benchmarked loan (all runs but the first two), named by letter.
 args=()
 for run in "${runs[@]:2}"; do h=${run%%:*}; args+=("${h:4}=$out/$h-loo.json"); done
 python3 scripts/findings_across_loans.py "${args[@]}" > "$out/findings-across-loans.md"

@@ -108,6 +108,7 @@ json TraceLinesJson(const std::vector<TraceLine>& lines, double factor) {
                  {"traced_step_ms", l.row["latency_ms"].value("median", 0.0)},
                  {"kernel_ms", Num(l.before.kernel_ms)},
                  {"predicted_gpu_tail_ms", Num(l.before.gpu_tail_ms)},
+                 {"predicted_launch_ms", Num(l.before.launch_ms)},
                  {"profiler_overhead_factor", factor},
                  {"measured_framework_ms", Num(l.before.measured_ms)},
                  {"predicted_framework_ms_before", Num(l.before.predicted_ms)},

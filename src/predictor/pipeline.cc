@@ -10,9 +10,6 @@ namespace {
 double ValueOr(const Param& p, double fallback) { return p.known() ? p.value : fallback; }
 double SeOr0(const Param& p) { return std::isnan(p.std_error) ? 0.0 : p.std_error; }
 
-double LaunchUs(const std::array<double, kNumDispatchClasses>& dispatch_us) {
-  return std::max(0.0, dispatch_us[int(DispatchClass::kKernel)] - dispatch_us[int(DispatchClass::kView)]);
-}
 
 // Parameters are positive and their errors are relative in nature (a rate known to ±30%),
 // so draw from a log-normal with the same relative spread (capped at a factor e per sigma),
@@ -70,12 +67,15 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
     }
     // A launch is the same driver call under every framework; LibTorch's C++ dispatcher
     // measures it with the least else around it (and no validation run refines it).
-    rp.launch_us = LaunchUs(rp.dispatch_us);
+    double kernel = rp.dispatch_us[int(DispatchClass::kKernel)];
+    double view = rp.dispatch_us[int(DispatchClass::kView)];
     const FrameworkParams* lt = profile.FindFramework(Framework::kLibtorchEager);
     if (lt && lt->dispatch_us[int(DispatchClass::kKernel)].known() &&
-        lt->dispatch_us[int(DispatchClass::kView)].known())
-      rp.launch_us = std::max(0.0, lt->dispatch_us[int(DispatchClass::kKernel)].value -
-                                       lt->dispatch_us[int(DispatchClass::kView)].value);
+        lt->dispatch_us[int(DispatchClass::kView)].known()) {
+      kernel = lt->dispatch_us[int(DispatchClass::kKernel)].value;
+      view = lt->dispatch_us[int(DispatchClass::kView)].value;
+    }
+    rp.launch_us = std::max(0.0, kernel - view);
     if (framework == Framework::kPytorchEager) {
       rp.module_us = ValueOr(f->module_us, 0);
       rp.module_se = SeOr0(f->module_us);

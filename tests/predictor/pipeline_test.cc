@@ -46,6 +46,14 @@ double SumCpu(const WorkList& w, const ResolvedParams& p) {
   return s;
 }
 
+// Gives `key`'s class an anchor at `w` whose time is the model's own and whose benchmark
+// call launched `kernels` kernels.
+void AnchorAt(HostProfile* prof, const std::string& key, const KernelWork& w, int kernels) {
+  KernelParams& kp = prof->gpu.kernels.at(key);
+  kp.anchors = {AnchorOfWork(w, KernelTimeUs(w, kp, prof->gpu.num_sms), kernels)};
+  PrepareAnchors(&prof->gpu);
+}
+
 TEST(PipelineTest, ReducesToMaxOfSumsAtBothExtremes) {
   std::mt19937_64 rng(7);
   HostProfile prof = testing::SyntheticProfile();
@@ -105,9 +113,7 @@ TEST(PipelineTest, ALibraryCallsExtraKernelsAreGraphNodes) {
   const Timing t1 = Simulate(w, before.value());
   EXPECT_EQ(t1.kernels, 2);
   // The bench saw this GEMM run as three kernels (split-K and a reduction, say).
-  KernelParams& gp = prof.gpu.kernels.at("gemm/fp16");
-  gp.anchors = {AnchorOfWork(g, KernelTimeUs(g, gp, prof.gpu.num_sms), 3)};
-  PrepareAnchors(&prof.gpu);
+  AnchorAt(&prof, "gemm/fp16", g, 3);
   Expected<ResolvedParams> after = ResolveParams(w, prof, Framework::kCudaGraph);
   ASSERT_TRUE(after.ok());
   const Timing t2 = Simulate(w, after.value());
@@ -117,9 +123,7 @@ TEST(PipelineTest, ALibraryCallsExtraKernelsAreGraphNodes) {
   EXPECT_NEAR(t2.latency_us - t1.latency_us,
               2 * (after->node_gap_us + after->replay_per_node_us), 1e-6);
   // An element-wise (ATen) kernel's count is the lowering's, whatever its anchors say.
-  KernelParams& ep = prof.gpu.kernels.at("elementwise/fp16");
-  ep.anchors = {AnchorOfWork(e, KernelTimeUs(e, ep, prof.gpu.num_sms), 5)};
-  PrepareAnchors(&prof.gpu);
+  AnchorAt(&prof, "elementwise/fp16", e, 5);
   Expected<ResolvedParams> third = ResolveParams(w, prof, Framework::kCudaGraph);
   ASSERT_TRUE(third.ok());
   EXPECT_EQ(Simulate(w, third.value()).kernels, 4);
@@ -141,9 +145,7 @@ TEST(PipelineTest, EachExtraLaunchCostsTheCpuWhatLibTorchPaysForOne) {
   const Timing t1 = Simulate(w, one.value());
   EXPECT_DOUBLE_EQ(t1.launch_us, 0);
   // The bench saw this GEMM launch three kernels: two more launches on the CPU side.
-  KernelParams& gp = prof.gpu.kernels.at("gemm/fp16");
-  gp.anchors = {AnchorOfWork(g, KernelTimeUs(g, gp, prof.gpu.num_sms), 3)};
-  PrepareAnchors(&prof.gpu);
+  AnchorAt(&prof, "gemm/fp16", g, 3);
   Expected<ResolvedParams> three = ResolveParams(w, prof, Framework::kTorchscript);
   ASSERT_TRUE(three.ok());
   const Timing t3 = Simulate(w, three.value());
