@@ -5,7 +5,8 @@
 # eager (scripts/validate_eager.py over the validation models), ts (export TorchScript and
 # run `ftax validate` through the interpreter and CUDA graphs).
 # Results go to $OUT (or ./out): measurements.json, validation_eager.json, validation_ts.json.
-# Env: MODELS (comma list), PRECISIONS, BATCHES, BUDGET_S; PASS (suffix of the eager/ts result
+# Env: MODELS (comma list), PRECISIONS, BATCHES, BUDGET_S; ROUNDS and SEED (visit every point
+# ROUNDS times in shuffled order, pooling samples; default 1); PASS (suffix of the eager/ts result
 # files, for repeated passes merged by scripts/merge_passes.py); SKIP_EXPORT=1 reuses the
 # TorchScript files an earlier ts stage exported to /tmp/models.
 set -uo pipefail
@@ -19,6 +20,8 @@ MODELS=${MODELS:-bert-base,distilbert,bert-wide,bert-deep,gpt2,resnet50}
 PRECISIONS=${PRECISIONS:-fp16,fp32}
 BATCHES=${BATCHES:-1,2,4,8,16,32,64,128}
 BUDGET_S=${BUDGET_S:-0.6}
+ROUNDS=${ROUNDS:-1}
+SEED=${SEED:-1}
 log() { echo "[campaign $(date +%H:%M:%S)] $*" | tee -a "$out/campaign.log" >&2; }
 
 if ! "$ftax" --version >/dev/null 2>&1; then
@@ -43,31 +46,25 @@ for stage in "$@"; do
       # so models without an arch spec can be predicted from it.
       PYTHONUNBUFFERED=1 python3 scripts/validate_eager.py --out "$out/validation_eager${PASS:-}.json" \
         --models "$MODELS" --precisions "$PRECISIONS" --batches "$BATCHES" --budget-s "$BUDGET_S" \
-        --models-dir /tmp/models 2>&1 | tee -a "$out/campaign.log" | tail -3
+        --rounds "$ROUNDS" --seed "$SEED" --models-dir /tmp/models 2>&1 | tee -a "$out/campaign.log" | tail -3
       python3 scripts/keep_traces.py "$out/validation_eager${PASS:-}.json" --models-out "$out/models"
       ;;
     ts)
-      mkdir -p /tmp/models /tmp/val
-      rm -f /tmp/val/*.json
+      mkdir -p /tmp/models
       [ -n "${SKIP_EXPORT:-}" ] ||
         PYTHONUNBUFFERED=1 python3 scripts/export_torchscript.py --out /tmp/models --models "$MODELS" \
           --precisions "$PRECISIONS" 2>&1 | tee -a "$out/campaign.log" | tail -2
-      for pt in /tmp/models/*.pt; do
-        name=$(basename "$pt" .pt)
-        "$ftax" validate "$pt" --framework torchscript,cuda-graph --batch "$BATCHES" \
-          --budget-s "$BUDGET_S" -o "/tmp/val/$name.json" 2>>"$out/campaign.log" ||
-          log "validate $name failed with $?"
-      done
-      python3 - "$out/validation_ts${PASS:-}.json" /tmp/val/*.json <<'PY'
-import json, sys
-doc = {"schema_version": 1, "kind": "ftax-validation-measurements", "rows": [], "failures": []}
-for p in sys.argv[2:]:
-    d = json.load(open(p))
-    doc["rows"] += d.get("rows", [])
-    doc["failures"] += d.get("failures", [])
-json.dump(doc, open(sys.argv[1], "w"), indent=1)
-print("validation_ts rows", len(doc["rows"]), "failures", len(doc["failures"]))
-PY
+      # One sweep over every file: with ROUNDS > 1 each point is visited ROUNDS times in
+      # shuffled order and its samples pooled (docs/validation.md, "measuring in rounds").
+      files=()
+      for m in ${MODELS//,/ }; do for p in ${PRECISIONS//,/ }; do
+        [ -f "/tmp/models/$m.$p.pt" ] && files+=("/tmp/models/$m.$p.pt") || log "no /tmp/models/$m.$p.pt"
+      done; done
+      "$ftax" validate "${files[@]}" --framework torchscript,cuda-graph --batch "$BATCHES" \
+        --budget-s "$BUDGET_S" --rounds "$ROUNDS" --seed "$SEED" \
+        -o "$out/validation_ts${PASS:-}.json" 2>>"$out/campaign.log" || log "validate failed with $?"
+      python3 -c "import json,sys;d=json.load(open(sys.argv[1]));print('validation_ts rows',len(d['rows']),'failures',len(d['failures']))" \
+        "$out/validation_ts${PASS:-}.json"
       python3 scripts/keep_traces.py "$out/validation_ts${PASS:-}.json" --models-out "$out/models"
       ;;
     *) log "unknown stage $stage" ;;

@@ -10,12 +10,71 @@ import argparse
 import json
 import os
 import platform
+import random
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import model_zoo  # noqa: E402
 from spread import spread  # noqa: E402
+
+
+
+def profiled_row(m, xs, name, spec, kind, p, b, seq, models_dir):
+    """The row's fields from one profiled pass (PyTorch's profiler, which reads CUPTI):
+    kernels per iteration, kernel time by kernel name, ATen ops dispatched from Python."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+    iters = 3
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for _ in range(iters):
+            m(*xs)
+        torch.cuda.synchronize()
+    kernels = {}
+    aten_top = 0
+    kernel_us = 0.0
+    nk = 0
+    for evt in prof.events():
+        if evt.device_type == torch.autograd.DeviceType.CUDA:
+            d = evt.device_time if hasattr(evt, "device_time") else evt.cuda_time
+            k = kernels.setdefault(evt.name[:160], [0, 0.0])
+            k[0] += 1
+            k[1] += d
+            kernel_us += d
+            nk += 1
+        elif evt.name.startswith("aten::"):
+            par = evt.cpu_parent
+            if par is None or not par.name.startswith("aten::"):
+                aten_top += 1
+    row = {"model": name, "arch": spec, "framework": "pytorch-eager", "precision": p,
+           "batch": b, "seq": seq if kind == "text" else None,
+           "kernels_per_iter": nk / iters, "kernel_ms": kernel_us / iters / 1e3,
+           "aten_ops_per_iter": aten_top / iters,
+           "kernels": {k: [v[0] / iters, v[1] / iters] for k, v in kernels.items()}}
+    pt = os.path.join(models_dir, f"{name}.{p}.pt") if models_dir else ""
+    if pt and os.path.exists(pt):
+        row["source"] = pt
+        row["inputs"] = [{"shape": list(x.shape), "dtype": str(x.dtype).replace("torch.", "")}
+                         for x in xs]
+    return row
+
+
+def pooled_rows(points, rounds):
+    """One row per point with samples: the spread of every visit's samples pooled."""
+    rows = []
+    for pt in points:
+        if not pt["host"] or pt["row"] is None:
+            continue
+        row = dict(pt["row"])
+        row["latency_ms"] = spread(pt["host"])
+        row["event_ms"] = spread(pt["ev"])
+        row["framework_ms_measured"] = max(0.0, row["latency_ms"]["median"] - row["kernel_ms"])
+        if rounds > 1:
+            row["rounds"] = rounds
+            row["visit_medians_ms"] = pt["visits"]
+            row["samples_ms"] = [round(v, 4) for v in pt["host"]]
+        rows.append(row)
+    return rows
 
 
 
@@ -27,12 +86,14 @@ def main():
     ap.add_argument("--batches", default="1,2,4,8,16,32,64,128")
     ap.add_argument("--seq", type=int, default=128)
     ap.add_argument("--budget-s", type=float, default=1.0, help="timing budget per point")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="visit every point this many times in shuffled order, pooling the samples")
+    ap.add_argument("--seed", type=int, default=1, help="seed of the shuffled round orders")
     ap.add_argument("--models-dir", default="",
                     help="where export_torchscript.py wrote NAME.PRECISION.pt: rows then name that file "
                          "and their inputs, so ftax can predict from the trace (models without an arch spec)")
     a = ap.parse_args()
     import torch
-    from torch.profiler import ProfilerActivity, profile
     dev = torch.device("cuda")
     dtypes = {"fp16": torch.float16, "fp32": torch.float32, "bf16": torch.bfloat16}
     doc = {"schema_version": 1, "kind": "ftax-validation-measurements",
@@ -40,88 +101,84 @@ def main():
                     "python": platform.python_version(),
                     "sm_count": torch.cuda.get_device_properties(0).multi_processor_count},
            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "rows": [], "failures": []}
+    if a.rounds > 1:
+        doc["rounds"] = {"rounds": a.rounds, "seed": a.seed}
 
     def flush():
         with open(a.out + ".tmp", "w") as f:
             json.dump(doc, f, indent=1)
         os.replace(a.out + ".tmp", a.out)
 
+    # Every model in every precision is built first; then the points are timed in rounds
+    # (--rounds R: each point visited R times, in a new shuffled order per round, timing
+    # budget/R per visit, samples pooled; see src/calibrate/measurement_rounds.h).
+    built = {}
     for name in a.models.split(","):
-        spec, kind = model_zoo.MODELS[name]
         for p in a.precisions.split(","):
             try:
-                m = model_zoo.build(name).to(dev).to(dtypes[p])
+                built[(name, p)] = model_zoo.build(name).to(dev).to(dtypes[p])
             except Exception as e:
                 doc["failures"].append({"model": name, "precision": p, "error": repr(e)[:300]})
                 flush()
+    points = [{"model": name, "precision": p, "batch": int(b), "host": [], "ev": [], "visits": [],
+               "row": None, "failed": False}
+              for (name, p) in built for b in a.batches.split(",")]
+    rounds = max(1, a.rounds)
+    for r in range(rounds):
+        order = list(range(len(points)))
+        if rounds > 1:
+            random.Random(a.seed * 1000003 + r).shuffle(order)
+        for i in order:
+            pt = points[i]
+            if pt["failed"]:
                 continue
-            for b in [int(x) for x in a.batches.split(",")]:
-                try:
-                    xs = model_zoo.cast_inputs(model_zoo.inputs(name, b, a.seq, dev), dtypes[p])
-                    with torch.no_grad():
-                        for _ in range(3):
-                            m(*xs)
-                        torch.cuda.synchronize()
-                        t0 = time.perf_counter()
+            name, p, b = pt["model"], pt["precision"], pt["batch"]
+            spec, kind = model_zoo.MODELS[name]
+            m = built[(name, p)]
+            try:
+                xs = model_zoo.cast_inputs(model_zoo.inputs(name, b, a.seq, dev), dtypes[p])
+                with torch.no_grad():
+                    for _ in range(3 if not pt["visits"] else 2):
                         m(*xs)
+                    torch.cuda.synchronize()
+                    t0 = time.perf_counter()
+                    m(*xs)
+                    torch.cuda.synchronize()
+                    one = time.perf_counter() - t0
+                    lo = -(-10 // rounds)  # ceil: at least 10 samples over all visits
+                    reps = int(max(lo, min(50, a.budget_s / rounds / max(one, 1e-6))))
+                    host, ev = [], []
+                    for _ in range(reps):
+                        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                        t0 = time.perf_counter()
+                        s.record()
+                        m(*xs)
+                        e.record()
                         torch.cuda.synchronize()
-                        one = time.perf_counter() - t0
-                        reps = int(max(10, min(50, a.budget_s / max(one, 1e-6))))
-                        host, ev = [], []
-                        for _ in range(reps):
-                            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                            t0 = time.perf_counter()
-                            s.record()
-                            m(*xs)
-                            e.record()
-                            torch.cuda.synchronize()
-                            host.append((time.perf_counter() - t0) * 1e3)
-                            ev.append(s.elapsed_time(e))
-                        iters = 3
-                        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-                            for _ in range(iters):
-                                m(*xs)
-                            torch.cuda.synchronize()
-                    kernels = {}
-                    aten_top = 0
-                    kernel_us = 0.0
-                    nk = 0
-                    for evt in prof.events():
-                        if evt.device_type == torch.autograd.DeviceType.CUDA:
-                            d = evt.device_time if hasattr(evt, "device_time") else evt.cuda_time
-                            k = kernels.setdefault(evt.name[:160], [0, 0.0])
-                            k[0] += 1
-                            k[1] += d
-                            kernel_us += d
-                            nk += 1
-                        elif evt.name.startswith("aten::"):
-                            par = evt.cpu_parent
-                            if par is None or not par.name.startswith("aten::"):
-                                aten_top += 1
-                    lat = spread(host)
-                    row = {"model": name, "arch": spec, "framework": "pytorch-eager", "precision": p,
-                           "batch": b, "seq": a.seq if kind == "text" else None,
-                           "latency_ms": lat, "event_ms": spread(ev),
-                           "kernels_per_iter": nk / iters, "kernel_ms": kernel_us / iters / 1e3,
-                           "aten_ops_per_iter": aten_top / iters,
-                           "kernels": {k: [v[0] / iters, v[1] / iters] for k, v in kernels.items()}}
-                    row["framework_ms_measured"] = max(0.0, lat["median"] - row["kernel_ms"])
-                    pt = os.path.join(a.models_dir, f"{name}.{p}.pt") if a.models_dir else ""
-                    if pt and os.path.exists(pt):
-                        row["source"] = pt
-                        row["inputs"] = [{"shape": list(x.shape), "dtype": str(x.dtype).replace("torch.", "")}
-                                         for x in xs]
-                    doc["rows"].append(row)
-                    flush()
-                    print(f"eager {name} {p} b{b}: {lat['median']:.2f} ms "
-                          f"[{lat['p10']:.2f}, {lat['p90']:.2f}] kernels {nk / iters:.0f} "
-                          f"kernel {row['kernel_ms']:.2f} ms aten {aten_top / iters:.0f}", file=sys.stderr)
-                except Exception as e:
-                    doc["failures"].append({"model": name, "precision": p, "batch": b, "error": repr(e)[:300]})
-                    flush()
-                    torch.cuda.empty_cache()
-            del m
-            torch.cuda.empty_cache()
+                        host.append((time.perf_counter() - t0) * 1e3)
+                        ev.append(s.elapsed_time(e))
+                    if pt["row"] is None:
+                        pt["row"] = profiled_row(m, xs, name, spec, kind, p, b, a.seq, a.models_dir)
+                pt["host"] += host
+                pt["ev"] += ev
+                pt["visits"].append(spread(host)["median"])
+                lat = spread(host)
+                row = pt["row"]
+                tag = f"round {r + 1}/{rounds} " if rounds > 1 else ""
+                print(f"{tag}eager {name} {p} b{b}: {lat['median']:.2f} ms "
+                      f"[{lat['p10']:.2f}, {lat['p90']:.2f}] kernels {row['kernels_per_iter']:.0f} "
+                      f"kernel {row['kernel_ms']:.2f} ms aten {row['aten_ops_per_iter']:.0f}", file=sys.stderr)
+            except Exception as e:
+                pt["failed"] = True
+                doc["failures"].append({"model": name, "precision": p, "batch": b, "error": repr(e)[:300]})
+                torch.cuda.empty_cache()
+            if rounds == 1:
+                doc["rows"] = pooled_rows(points, rounds)
+                flush()
+        if rounds > 1:
+            doc["rows"] = pooled_rows(points, rounds)
+            flush()
+            print(f"round {r + 1}/{rounds} written", file=sys.stderr)
     doc["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     flush()
     return 0

@@ -4,10 +4,13 @@
 // iterations (kernels per iteration, kernel time, time per kernel name). Frameworks: the
 // TorchScript interpreter ("torchscript") and the same module captured once and replayed
 // as a CUDA graph ("cuda-graph"). Rows are appended to a ResultWriter as they are measured,
-// in the format of docs/validation.md ("measured rows").
+// in the format of docs/validation.md ("measured rows"). Several models are measured in one
+// sweep over all their points; with rounds > 1 the points are visited in shuffled rounds and
+// their samples pooled (calibrate/measurement_rounds.h), so host drift over the run reaches
+// every point alike.
 //
 //   RunOptions o; o.model_path = "bert-base.fp16.pt"; o.batches = {1, 8, 64};
-//   Status s = MeasureModel(o, progress, &writer);   // CUDA builds only
+//   Status s = MeasureModels({o}, RoundOptions{}, progress, &writer);   // CUDA builds only
 #pragma once
 
 #include <cstdint>
@@ -44,6 +47,15 @@ struct RunOptions {
 // Reads NAME.PRECISION.json written by scripts/export_torchscript.py beside a model file.
 Status ReadModelMeta(const std::string& meta_path, RunOptions* options);
 
-Status MeasureModel(const RunOptions& options, const ProgressFn& progress, ResultWriter* out);
+struct RoundOptions {
+  int rounds = 1;      // visits per point; each times budget_s / rounds
+  uint64_t seed = 1;   // of the shuffled visit orders
+};
+
+// Loads every model first (an unloadable file is an error naming it, before anything is
+// timed), then measures every (model, framework, batch) point; "rows" in `out` is rewritten
+// after every point (one round) or every round (several).
+Status MeasureModels(const std::vector<RunOptions>& models, const RoundOptions& rounds,
+                     const ProgressFn& progress, ResultWriter* out);
 
 }  // namespace ftax

@@ -9,8 +9,11 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <memory>
+#include <string>
 
 #include "calibrate/kernel_tracer.h"
+#include "calibrate/measurement_rounds.h"
 #include "common/percentile.h"
 #include "calibrate/model_runner.h"
 
@@ -59,15 +62,18 @@ struct Timed {
   std::vector<double> host_ms, event_ms;
 };
 
+// Times fn after `warmup` iterations: one untimed-for-the-sample iteration sizes the run
+// (RepsPerVisit), then each repetition is timed on the host with a device synchronize and by
+// CUDA events around it.
 template <class F>
-Timed TimeIters(F fn, double budget_s) {
-  for (int i = 0; i < 5; ++i) fn();
+Timed TimeIters(F fn, double budget_s, int rounds, int warmup) {
+  for (int i = 0; i < warmup; ++i) fn();
   cudaDeviceSynchronize();
   auto t0 = Clock::now();
   fn();
   cudaDeviceSynchronize();
   double one = std::chrono::duration<double>(Clock::now() - t0).count();
-  int reps = int(std::max(10.0, std::min(50.0, budget_s / std::max(one, 1e-6))));
+  int reps = RepsPerVisit(budget_s, one, rounds);
   Timed t;
   cudaEvent_t a, b;
   cudaEventCreate(&a);
@@ -123,42 +129,76 @@ json KernelsOf(F fn, int iters, double* kernel_ms, double* per_iter, double* spa
 
 }  // namespace
 
-Status MeasureModel(const RunOptions& o, const ProgressFn& progress, ResultWriter* out) {
+Status MeasureModels(const std::vector<RunOptions>& models, const RoundOptions& ro,
+                     const ProgressFn& progress, ResultWriter* out) {
   if (!torch::cuda::is_available()) return Unsupported("no CUDA device is visible to LibTorch");
-  at::Device dev(at::kCUDA, o.device);
-  torch::jit::Module module;
-  try {
-    module = torch::jit::load(o.model_path, dev);
-  } catch (const std::exception& e) {
-    return InvalidInput("cannot load TorchScript model '" + o.model_path + "': " +
-                        std::string(e.what()).substr(0, 400));
+  if (models.empty()) return InvalidInput("no model to measure");
+  const int rounds = std::max(1, ro.rounds);
+  std::vector<torch::jit::Module> modules;
+  for (const RunOptions& o : models) {
+    try {
+      modules.push_back(torch::jit::load(o.model_path, at::Device(at::kCUDA, o.device)));
+    } catch (const std::exception& e) {
+      return InvalidInput("cannot load TorchScript model '" + o.model_path + "': " +
+                          std::string(e.what()).substr(0, 400));
+    }
+    modules.back().eval();
   }
-  module.eval();
   Status s = KernelTracer::Start();
   if (!s.ok()) return s;
   torch::NoGradGuard no_grad;
-  for (Framework f : o.frameworks) {
-    if (f != Framework::kTorchscript && f != Framework::kCudaGraph) {
-      out->Append("failures", {{"model", o.model_name}, {"framework", FrameworkName(f)},
-                               {"error", "a TorchScript file can be run as torchscript or cuda-graph only"}});
-      continue;
+
+  struct Where {
+    size_t model;
+    Framework framework;
+    int64_t batch;
+  };
+  std::vector<Where> where;
+  std::vector<RoundedPoint> points;
+  for (size_t m = 0; m < models.size(); ++m) {
+    const RunOptions& o = models[m];
+    for (Framework f : o.frameworks) {
+      if (f != Framework::kTorchscript && f != Framework::kCudaGraph) {
+        out->Append("failures", {{"model", o.model_name}, {"framework", FrameworkName(f)},
+                                 {"error", "a TorchScript file can be run as torchscript or cuda-graph only"}});
+        continue;
+      }
+      for (int64_t b : o.batches) {
+        RoundedPoint p;
+        p.row = {{"model", o.model_name}, {"arch", o.arch}, {"framework", FrameworkName(f)},
+                 {"precision", o.precision}, {"batch", b},
+                 {"seq", o.seq > 0 ? json(o.seq) : json(nullptr)}, {"source", o.model_path},
+                 {"inputs", InputsJson(o)}};
+        if (rounds > 1) p.row["rounds"] = rounds;
+        points.push_back(std::move(p));
+        where.push_back({m, f, b});
+      }
     }
-    for (int64_t b : o.batches) {
-      json row = {{"model", o.model_name}, {"arch", o.arch}, {"framework", FrameworkName(f)},
-                  {"precision", o.precision}, {"batch", b},
-                  {"seq", o.seq > 0 ? json(o.seq) : json(nullptr)}, {"source", o.model_path},
-                  {"inputs", InputsJson(o)}};
+  }
+
+  for (int r = 0; r < rounds; ++r) {
+    for (size_t i : VisitOrder(points.size(), r, rounds, ro.seed)) {
+      RoundedPoint& p = points[i];
+      if (p.failed) continue;
+      const RunOptions& o = models[where[i].model];
+      torch::jit::Module& module = modules[where[i].model];
+      const Framework f = where[i].framework;
+      const int64_t b = where[i].batch;
+      const bool first = p.visit_medians_ms.empty();
+      const int warmup = first ? 5 : 2;
+      const double budget = o.budget_s / rounds;
       try {
+        at::Device dev(at::kCUDA, o.device);
         std::vector<c10::IValue> in = MakeInputs(o, b, dev);
         Timed t;
-        json kernels;
         double kernel_ms = 0, per_iter = 0, span_ms = 0;
+        json kernels;
         if (f == Framework::kTorchscript) {
           auto fn = [&] { module.forward(in); };
-          t = TimeIters(fn, o.budget_s);
-          kernels = KernelsOf(fn, 3, &kernel_ms, &per_iter, &span_ms);
+          t = TimeIters(fn, budget, rounds, warmup);
+          if (first) kernels = KernelsOf(fn, 3, &kernel_ms, &per_iter, &span_ms);
         } else {
-          for (int i = 0; i < 5; ++i) module.forward(in);  // profiling runs before capture
+          for (int k = 0; k < warmup; ++k) module.forward(in);  // profiling runs before capture
           cudaDeviceSynchronize();
           auto graph = std::make_unique<at::cuda::CUDAGraph>();
           auto stream = c10::cuda::getStreamFromPool();
@@ -172,31 +212,40 @@ Status MeasureModel(const RunOptions& o, const ProgressFn& progress, ResultWrite
           }
           cudaDeviceSynchronize();
           auto fn = [&] { graph->replay(); };
-          t = TimeIters(fn, o.budget_s);
-          kernels = KernelsOf(fn, 3, &kernel_ms, &per_iter, &span_ms);
+          t = TimeIters(fn, budget, rounds, warmup);
+          if (first) kernels = KernelsOf(fn, 3, &kernel_ms, &per_iter, &span_ms);
           graph.reset();
         }
-        json lat = SpreadJson(t.host_ms);
-        row["latency_ms"] = lat;
-        row["event_ms"] = SpreadJson(t.event_ms);
-        row["kernels_per_iter"] = per_iter;
-        row["kernel_ms"] = kernel_ms;
-        row["gpu_span_ms"] = span_ms;
-        row["kernels"] = kernels;
-        row["framework_ms_measured"] = std::max(0.0, lat["median"].get<double>() - kernel_ms);
-        out->Append("rows", row);
-        char line[256];
-        std::snprintf(line, sizeof(line), "%s %s b%lld: %.3f ms [%.3f, %.3f] kernels %.0f kernel %.3f ms",
-                      FrameworkName(f), o.model_name.c_str(), (long long)b, lat["median"].get<double>(),
-                      lat["p10"].get<double>(), lat["p90"].get<double>(), per_iter, kernel_ms);
+        if (first) {  // kernels are recorded once per point, on its first visit
+          p.row["kernels_per_iter"] = per_iter;
+          p.row["kernel_ms"] = kernel_ms;
+          p.row["gpu_span_ms"] = span_ms;
+          p.row["kernels"] = kernels;
+        }
+        AddVisit(t.host_ms, t.event_ms, &p);
+        const json lat = SpreadJson(t.host_ms);
+        const std::string round_tag =
+            rounds > 1 ? "round " + std::to_string(r + 1) + "/" + std::to_string(rounds) + " " : "";
+        char line[320];
+        std::snprintf(line, sizeof(line), "%s%s %s b%lld: %.3f ms [%.3f, %.3f] kernels %.0f kernel %.3f ms",
+                      round_tag.c_str(), FrameworkName(f), o.model_name.c_str(), (long long)b, lat["median"].get<double>(),
+                      lat["p10"].get<double>(), lat["p90"].get<double>(),
+                      p.row["kernels_per_iter"].get<double>(), p.row["kernel_ms"].get<double>());
         progress(line);
       } catch (const std::exception& e) {
+        p.failed = true;
+        json row = p.row;
         row["error"] = std::string(e.what()).substr(0, 300);
         out->Append("failures", row);
-        progress(std::string("failed: ") + FrameworkName(f) + " b" + std::to_string(b) + ": " +
-                 std::string(e.what()).substr(0, 200));
+        progress(std::string("failed: ") + FrameworkName(f) + " " + o.model_name + " b" +
+                 std::to_string(b) + ": " + std::string(e.what()).substr(0, 200));
       }
       c10::cuda::CUDACachingAllocator::emptyCache();
+      if (rounds == 1) out->Set("rows", PooledRows(points));
+    }
+    if (rounds > 1) {
+      out->Set("rows", PooledRows(points));
+      progress("round " + std::to_string(r + 1) + "/" + std::to_string(rounds) + " written");
     }
   }
   return Status::Ok();

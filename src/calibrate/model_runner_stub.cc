@@ -1,10 +1,11 @@
-// MeasureModel for builds without LibTorch+CUDA: says so.
+// MeasureModels for builds without LibTorch+CUDA: says so.
 #if !defined(FTAX_HAVE_TORCH) || !defined(FTAX_HAVE_CUDA)
 #include "calibrate/model_runner.h"
 
 namespace ftax {
 
-Status MeasureModel(const RunOptions&, const ProgressFn&, ResultWriter*) {
+Status MeasureModels(const std::vector<RunOptions>&, const RoundOptions&, const ProgressFn&,
+                     ResultWriter*) {
   return Unsupported(
       "this ftax was built without LibTorch and CUDA/CUPTI, which running a model needs; "
       "compare existing measurements with `ftax validate --measured FILE`, or build on the GPU "

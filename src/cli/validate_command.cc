@@ -24,7 +24,7 @@ namespace {
 using json = nlohmann::json;
 
 struct ValidateOptions {
-  std::string model;
+  std::vector<std::string> models;
   std::string meta;
   std::string arch;
   std::string profile;
@@ -35,6 +35,8 @@ struct ValidateOptions {
   std::string output;
   std::string format = "table";
   double budget_s = 1.0;
+  int rounds = 1;
+  uint64_t seed = 1;
   int device = 0;
   std::string refine = "none";
   std::string refined_profile;
@@ -166,29 +168,40 @@ int RunValidate(const ValidateOptions& o) {
   if (o.format != "table" && o.format != "json" && o.format != "csv")
     return ReportError("validate", InvalidInput("--format must be table, json or csv"));
   json measured = {{"rows", json::array()}};
-  if (!o.model.empty()) {
+  if (!o.models.empty()) {
     if (o.output.empty())
       return ReportError("validate", InvalidInput("running a model needs -o FILE for its measurements"));
-    RunOptions ro;
-    ro.model_path = o.model;
-    ro.arch = o.arch;
-    ro.device = o.device;
-    ro.budget_s = o.budget_s;
-    std::string meta = o.meta;
-    if (meta.empty() && o.model.size() > 3 && o.model.substr(o.model.size() - 3) == ".pt")
-      meta = o.model.substr(0, o.model.size() - 3) + ".json";
-    Status s = ReadModelMeta(meta, &ro);
-    if (!s.ok()) return ReportError("validate", s, "give --meta FILE describing the inputs");
-    if (!o.precision.empty()) ro.precision = o.precision;
+    if (o.models.size() > 1 && (!o.meta.empty() || !o.arch.empty() || !o.precision.empty()))
+      return ReportError("validate", InvalidInput("--meta, --arch and --precision describe one model; "
+                                                  "with several, each is read from MODEL.json beside it"));
+    if (o.rounds < 1) return ReportError("validate", InvalidInput("--rounds must be 1 or more"));
     auto fws = ParseFrameworkList(o.frameworks);
     if (!fws.ok()) return ReportError("validate", fws.status());
-    ro.frameworks = fws.value();
     auto batches = ParseBatchList(o.batch);
     if (!batches.ok()) return ReportError("validate", batches.status());
-    ro.batches = batches.value();
-    ResultWriter w(o.output, {{"schema_version", 1}, {"kind", "ftax-validation-measurements"},
-                              {"started", UtcNow()}, {"rows", json::array()}, {"failures", json::array()}});
-    s = MeasureModel(ro, [](const std::string& l) { std::cerr << "[validate] " << l << "\n"; }, &w);
+    std::vector<RunOptions> runs;
+    for (const std::string& model : o.models) {
+      RunOptions ro;
+      ro.model_path = model;
+      ro.arch = o.arch;
+      ro.device = o.device;
+      ro.budget_s = o.budget_s;
+      std::string meta = o.meta;
+      if (meta.empty() && model.size() > 3 && model.substr(model.size() - 3) == ".pt")
+        meta = model.substr(0, model.size() - 3) + ".json";
+      Status s = ReadModelMeta(meta, &ro);
+      if (!s.ok()) return ReportError("validate", s, "give --meta FILE describing the inputs");
+      if (!o.precision.empty()) ro.precision = o.precision;
+      ro.frameworks = fws.value();
+      ro.batches = batches.value();
+      runs.push_back(std::move(ro));
+    }
+    json header = {{"schema_version", 1}, {"kind", "ftax-validation-measurements"},
+                   {"started", UtcNow()}, {"rows", json::array()}, {"failures", json::array()}};
+    if (o.rounds > 1) header["rounds"] = {{"rounds", o.rounds}, {"seed", o.seed}};
+    ResultWriter w(o.output, header);
+    Status s = MeasureModels(runs, RoundOptions{o.rounds, o.seed},
+                             [](const std::string& l) { std::cerr << "[validate] " << l << "\n"; }, &w);
     if (!s.ok()) return ReportError("validate", s);
     measured = w.doc();
   }
@@ -262,7 +275,7 @@ int RunValidate(const ValidateOptions& o) {
                                        ? CompareMeasurements(measured, profile.value(), copt)
                                        : CompareLeaveOneModelOut(measured, profile.value(), copt);
   if (!rep.ok()) return ReportError("validate", rep.status());
-  if (!o.output.empty() && o.model.empty()) {
+  if (!o.output.empty() && o.models.empty()) {
     std::ofstream out(o.output);
     out << ValidationReportToJson(rep.value()).dump(1) << "\n";
   }
@@ -283,11 +296,14 @@ void SetupValidateCommand(CLI::App& app) {
       "validate",
       "Check predictions against real runs. With MODEL.pt (on a CUDA host): run the TorchScript\n"
       "model through the interpreter and as a replayed CUDA graph, per batch, measuring latency\n"
-      "(median, p10, p90), CUDA events and CUPTI kernel records, written to -o as it goes. With\n"
+      "(median, p10, p90), CUDA events and CUPTI kernel records, written to -o as it goes.\n"
+      "Several files are measured in one sweep; --rounds R visits every point R times in\n"
+      "shuffled order and pools the samples, so host drift over the run reaches all alike. With\n"
       "--measured FILE (anywhere): compare earlier measurements, e.g. from\n"
       "scripts/validate_eager.py. With --profile, print prediction vs measurement per point,\n"
       "the share within tolerance, bound agreement and crossover batches.");
-  cmd->add_option("model", o->model, "TorchScript model file to run (CUDA builds)");
+  cmd->add_option("model", o->models,
+                  "TorchScript model file(s) to run (CUDA builds); several are measured in one sweep");
   cmd->add_option("--meta", o->meta, "JSON describing the model's inputs and arch spec (default: MODEL with .json)");
   cmd->add_option("--arch", o->arch, "arch spec that describes the model, for the prediction");
   cmd->add_option("--profile", o->profile, "host profile to predict with");
@@ -298,6 +314,12 @@ void SetupValidateCommand(CLI::App& app) {
   cmd->add_option("-o,--output", o->output, "where to write measurements (with MODEL) or the report");
   cmd->add_option("--format", o->format, "table, json or csv")->capture_default_str();
   cmd->add_option("--budget-s", o->budget_s, "timing budget per point (s)")->capture_default_str();
+  cmd->add_option("--rounds", o->rounds,
+                  "visit every point this many times, in a new shuffled order each round, timing "
+                  "budget/rounds per visit, and pool the samples: host drift then reaches every "
+                  "point alike")
+      ->capture_default_str();
+  cmd->add_option("--seed", o->seed, "seed of the shuffled round orders")->capture_default_str();
   cmd->add_option("--device", o->device, "CUDA device index")->capture_default_str();
   cmd->add_option("--predict-from", o->predict_from,
                   "what the prediction is made from: arch (the row's arch spec; rows without one use "

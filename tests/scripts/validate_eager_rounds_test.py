@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+"""Tests of the pooling in scripts/validate_eager.py (no torch needed): a point's row holds the
+spread of all its visits' samples, each visit's median, and no samples when it was visited
+once; points never measured give no row.
+    python3 tests/scripts/validate_eager_rounds_test.py
+"""
+import os
+import sys
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import validate_eager  # noqa: E402
+
+
+def point(host, visits, row=True):
+    return {"host": host, "ev": [h / 2 for h in host], "visits": visits,
+            "row": {"model": "m", "kernel_ms": 1.0} if row else None}
+
+
+class PooledRowsTest(unittest.TestCase):
+    def test_pools_every_visit(self):
+        rows = validate_eager.pooled_rows([point([2.0, 2.1, 2.2, 4.0, 4.1, 4.2], [2.1, 4.1])], 2)
+        self.assertEqual(len(rows), 1)
+        r = rows[0]
+        self.assertAlmostEqual(r["latency_ms"]["median"], 3.1)
+        self.assertEqual(r["latency_ms"]["n"], 6)
+        self.assertAlmostEqual(r["latency_ms"]["p10"], 2.05)
+        self.assertAlmostEqual(r["latency_ms"]["p90"], 4.15)
+        self.assertAlmostEqual(r["event_ms"]["median"], 1.55)
+        self.assertAlmostEqual(r["framework_ms_measured"], 2.1)
+        self.assertEqual(r["visit_medians_ms"], [2.1, 4.1])
+        self.assertEqual(len(r["samples_ms"]), 6)
+        self.assertEqual(r["rounds"], 2)
+
+    def test_one_round_writes_the_plain_row(self):
+        r = validate_eager.pooled_rows([point([3.0, 1.0, 2.0], [2.0])], 1)[0]
+        self.assertAlmostEqual(r["latency_ms"]["median"], 2.0)
+        self.assertNotIn("samples_ms", r)
+        self.assertNotIn("visit_medians_ms", r)
+
+    def test_points_without_samples_give_no_row(self):
+        rows = validate_eager.pooled_rows([point([], []), point([1.0], [1.0], row=False)], 3)
+        self.assertEqual(rows, [])
+
+
+if __name__ == "__main__":
+    unittest.main()
