@@ -59,6 +59,22 @@ def profiled_row(m, xs, name, spec, kind, p, b, seq, models_dir):
     return row
 
 
+def host_probe_us(x):
+    """How fast the host's CPU side is right now, as Python eager sees it: time per call of a
+    chain of 64 in-place adds on a one-element CUDA tensor (the host is the bound), the median
+    of three chains, in microseconds. Timed before each visit when measuring in rounds."""
+    import torch
+    per_op = []
+    for _ in range(3):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(64):
+            x.add_(1)
+        torch.cuda.synchronize()
+        per_op.append((time.perf_counter() - t0) * 1e6 / 64)
+    return spread(per_op)["median"]
+
+
 def pooled_rows(points, rounds):
     """One row per point with samples: the spread of every visit's samples pooled."""
     rows = []
@@ -72,6 +88,8 @@ def pooled_rows(points, rounds):
         if rounds > 1:
             row["rounds"] = rounds
             row["visit_medians_ms"] = pt["visits"]
+            if len(pt.get("probes", [])) == len(pt["visits"]):
+                row["visit_probe_us"] = pt["probes"]
             row["samples_ms"] = [round(v, 4) for v in pt["host"]]
         rows.append(row)
     return rows
@@ -121,9 +139,10 @@ def main():
                 doc["failures"].append({"model": name, "precision": p, "error": repr(e)[:300]})
                 flush()
     points = [{"model": name, "precision": p, "batch": int(b), "host": [], "ev": [], "visits": [],
-               "row": None, "failed": False}
+               "probes": [], "row": None, "failed": False}
               for (name, p) in built for b in a.batches.split(",")]
     rounds = max(1, a.rounds)
+    probe = torch.zeros(1, device=dev)
     for r in range(rounds):
         order = list(range(len(points)))
         if rounds > 1:
@@ -137,6 +156,7 @@ def main():
             m = built[(name, p)]
             try:
                 xs = model_zoo.cast_inputs(model_zoo.inputs(name, b, a.seq, dev), dtypes[p])
+                probe_us = host_probe_us(probe) if rounds > 1 else None
                 with torch.no_grad():
                     for _ in range(3 if not pt["visits"] else 2):
                         m(*xs)
@@ -162,6 +182,8 @@ def main():
                 pt["host"] += host
                 pt["ev"] += ev
                 pt["visits"].append(spread(host)["median"])
+                if probe_us is not None:
+                    pt["probes"].append(probe_us)
                 lat = spread(host)
                 row = pt["row"]
                 tag = f"round {r + 1}/{rounds} " if rounds > 1 else ""

@@ -28,6 +28,7 @@ struct RoundedPoint {
   nlohmann::json row;
   std::vector<double> host_ms, event_ms;   // every visit's samples, pooled
   std::vector<double> visit_medians_ms;    // one host-latency median per visit
+  std::vector<double> visit_probe_us;      // the host probe timed just before each visit
   bool failed = false;                     // a visit threw: not visited again
 };
 
@@ -40,13 +41,17 @@ std::vector<size_t> VisitOrder(size_t n, int round, int rounds, uint64_t seed);
 int RepsPerVisit(double visit_budget_s, double one_iter_s, int rounds, int min_total = 10,
                  int max = 50);
 
-// Adds one visit's host and CUDA-event samples (same length) to `p`.
+// Adds one visit's host and CUDA-event samples (same length) to `p`, and the host probe
+// timed just before it (a fixed chain of tiny ops, microseconds per op; negative: none). The
+// probe tells how fast the host's CPU side was during the visit, so a visit slower than the
+// point's others can be told apart from a slow host stretch.
 void AddVisit(const std::vector<double>& host_ms, const std::vector<double>& event_ms,
-              RoundedPoint* p);
+              RoundedPoint* p, double probe_us = -1);
 
 // The measured row of `p` from its pooled samples: latency_ms and event_ms spreads,
 // framework_ms_measured = pooled median latency - kernel_ms, and with more than one visit
-// "visit_medians_ms" and "samples_ms" (the pooled host samples). Null for a point without
+// "visit_medians_ms", "visit_probe_us" (where probed) and "samples_ms" (the pooled host
+// samples). Null for a point without
 // samples.
 nlohmann::json PooledRow(const RoundedPoint& p);
 

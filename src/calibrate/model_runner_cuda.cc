@@ -95,6 +95,21 @@ Timed TimeIters(F fn, double budget_s, int rounds, int warmup) {
   return t;
 }
 
+// How fast the host's CPU side is right now: LibTorch's time per call of a chain of 64 in-place
+// adds on a one-element CUDA tensor (each launches one tiny kernel, so the host is the bound),
+// the median of three chains, in microseconds.
+double HostProbeUs(const at::Tensor& x) {
+  std::vector<double> per_op;
+  for (int rep = 0; rep < 3; ++rep) {
+    cudaDeviceSynchronize();
+    auto t0 = Clock::now();
+    for (int i = 0; i < 64; ++i) x.add_(1);
+    cudaDeviceSynchronize();
+    per_op.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / 64);
+  }
+  return Percentile(per_op, 0.5);
+}
+
 // CUPTI kernels of `iters` iterations, each followed by a device synchronize: per kernel name
 // its count and time per iteration; the totals; and the median GPU span of one iteration (first
 // kernel start to last kernel end), whose excess over the kernel time is the GPU's idle time
@@ -147,6 +162,7 @@ Status MeasureModels(const std::vector<RunOptions>& models, const RoundOptions& 
   Status s = KernelTracer::Start();
   if (!s.ok()) return s;
   torch::NoGradGuard no_grad;
+  const at::Tensor probe = at::zeros({1}, at::TensorOptions().device(at::kCUDA, models[0].device));
 
   struct Where {
     size_t model;
@@ -190,6 +206,7 @@ Status MeasureModels(const std::vector<RunOptions>& models, const RoundOptions& 
       try {
         at::Device dev(at::kCUDA, o.device);
         std::vector<c10::IValue> in = MakeInputs(o, b, dev);
+        const double probe_us = rounds > 1 ? HostProbeUs(probe) : -1;
         Timed t;
         double kernel_ms = 0, per_iter = 0, span_ms = 0;
         json kernels;
@@ -222,7 +239,7 @@ Status MeasureModels(const std::vector<RunOptions>& models, const RoundOptions& 
           p.row["gpu_span_ms"] = span_ms;
           p.row["kernels"] = kernels;
         }
-        AddVisit(t.host_ms, t.event_ms, &p);
+        AddVisit(t.host_ms, t.event_ms, &p, probe_us);
         const json lat = SpreadJson(t.host_ms);
         const std::string round_tag =
             rounds > 1 ? "round " + std::to_string(r + 1) + "/" + std::to_string(rounds) + " " : "";

@@ -40,8 +40,8 @@ TEST(MeasurementRoundsTest, PooledRowIsTheSpreadOfAllVisitsSamples) {
   p.row = {{"model", "m"}, {"batch", 1}, {"kernel_ms", 1.0}};
   EXPECT_TRUE(PooledRow(p).is_null());
   // A fast stretch of the host and a slow one: the pooled median lies between the visits'.
-  AddVisit({2.0, 2.1, 2.2}, {1.5, 1.5, 1.5}, &p);
-  AddVisit({4.0, 4.1, 4.2}, {1.6, 1.6, 1.6}, &p);
+  AddVisit({2.0, 2.1, 2.2}, {1.5, 1.5, 1.5}, &p, 5.0);
+  AddVisit({4.0, 4.1, 4.2}, {1.6, 1.6, 1.6}, &p, 9.5);
   nlohmann::json row = PooledRow(p);
   EXPECT_EQ(row["model"], "m");
   EXPECT_DOUBLE_EQ(row["latency_ms"]["median"].get<double>(), (2.2 + 4.0) / 2);
@@ -54,6 +54,16 @@ TEST(MeasurementRoundsTest, PooledRowIsTheSpreadOfAllVisitsSamples) {
   EXPECT_DOUBLE_EQ(row["visit_medians_ms"][0].get<double>(), 2.1);
   EXPECT_DOUBLE_EQ(row["visit_medians_ms"][1].get<double>(), 4.1);
   EXPECT_EQ(row["samples_ms"].size(), 6u);
+  ASSERT_EQ(row["visit_probe_us"].size(), 2u);
+  EXPECT_DOUBLE_EQ(row["visit_probe_us"][1].get<double>(), 9.5);
+}
+
+TEST(MeasurementRoundsTest, ProbesAreWrittenOnlyWhenEveryVisitHasOne) {
+  RoundedPoint p;
+  AddVisit({1.0}, {1.0}, &p, 5.0);
+  AddVisit({2.0}, {1.0}, &p);  // this visit was not probed
+  EXPECT_FALSE(PooledRow(p).contains("visit_probe_us"));
+  EXPECT_EQ(PooledRow(p)["visit_medians_ms"].size(), 2u);
 }
 
 TEST(MeasurementRoundsTest, OneVisitWritesThePlainRow) {
