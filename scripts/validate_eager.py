@@ -90,6 +90,8 @@ def pooled_rows(points, rounds):
             row["visit_medians_ms"] = pt["visits"]
             if len(pt.get("probes", [])) == len(pt["visits"]):
                 row["visit_probe_us"] = pt["probes"]
+            if len(pt.get("order", [])) == len(pt["visits"]):
+                row["visit_order"] = pt["order"]
             row["samples_ms"] = [round(v, 4) for v in pt["host"]]
         rows.append(row)
     return rows
@@ -139,10 +141,11 @@ def main():
                 doc["failures"].append({"model": name, "precision": p, "error": repr(e)[:300]})
                 flush()
     points = [{"model": name, "precision": p, "batch": int(b), "host": [], "ev": [], "visits": [],
-               "probes": [], "row": None, "failed": False}
+               "probes": [], "order": [], "row": None, "failed": False}
               for (name, p) in built for b in a.batches.split(",")]
     rounds = max(1, a.rounds)
     probe = torch.zeros(1, device=dev)
+    visits = 0
     for r in range(rounds):
         order = list(range(len(points)))
         if rounds > 1:
@@ -184,6 +187,8 @@ def main():
                 pt["visits"].append(spread(host)["median"])
                 if probe_us is not None:
                     pt["probes"].append(probe_us)
+                    pt["order"].append(visits)
+                    visits += 1
                 lat = spread(host)
                 row = pt["row"]
                 tag = f"round {r + 1}/{rounds} " if rounds > 1 else ""

@@ -28,9 +28,10 @@ int RepsPerVisit(double visit_budget_s, double one_iter_s, int rounds, int min_t
 }
 
 void AddVisit(const std::vector<double>& host_ms, const std::vector<double>& event_ms,
-              RoundedPoint* p, double probe_us) {
+              RoundedPoint* p, double probe_us, int64_t order) {
   if (host_ms.empty()) return;
   if (probe_us >= 0) p->visit_probe_us.push_back(probe_us);
+  if (order >= 0) p->visit_order.push_back(order);
   p->host_ms.insert(p->host_ms.end(), host_ms.begin(), host_ms.end());
   p->event_ms.insert(p->event_ms.end(), event_ms.begin(), event_ms.end());
   p->visit_medians_ms.push_back(Median(host_ms));
@@ -47,6 +48,7 @@ nlohmann::json PooledRow(const RoundedPoint& p) {
   if (p.visit_medians_ms.size() > 1) {
     row["visit_medians_ms"] = p.visit_medians_ms;
     if (p.visit_probe_us.size() == p.visit_medians_ms.size()) row["visit_probe_us"] = p.visit_probe_us;
+    if (p.visit_order.size() == p.visit_medians_ms.size()) row["visit_order"] = p.visit_order;
     // Microsecond resolution is finer than any host clock's spread here; it halves the file.
     nlohmann::json s = nlohmann::json::array();
     for (double v : p.host_ms) s.push_back(std::round(v * 1e4) / 1e4);

@@ -29,6 +29,7 @@ struct RoundedPoint {
   std::vector<double> host_ms, event_ms;   // every visit's samples, pooled
   std::vector<double> visit_medians_ms;    // one host-latency median per visit
   std::vector<double> visit_probe_us;      // the host probe timed just before each visit
+  std::vector<int64_t> visit_order;        // each visit's place in the whole run (0, 1, ...)
   bool failed = false;                     // a visit threw: not visited again
 };
 
@@ -44,13 +45,15 @@ int RepsPerVisit(double visit_budget_s, double one_iter_s, int rounds, int min_t
 // Adds one visit's host and CUDA-event samples (same length) to `p`, and the host probe
 // timed just before it (a fixed chain of tiny ops, microseconds per op; negative: none). The
 // probe tells how fast the host's CPU side was during the visit, so a visit slower than the
-// point's others can be told apart from a slow host stretch.
+// point's others can be told apart from a slow host stretch. `order` is the visit's place
+// among all visits of the run (negative: not recorded); with it scripts/drift_over_time.py
+// shows how the host's speed moved over the run.
 void AddVisit(const std::vector<double>& host_ms, const std::vector<double>& event_ms,
-              RoundedPoint* p, double probe_us = -1);
+              RoundedPoint* p, double probe_us = -1, int64_t order = -1);
 
 // The measured row of `p` from its pooled samples: latency_ms and event_ms spreads,
 // framework_ms_measured = pooled median latency - kernel_ms, and with more than one visit
-// "visit_medians_ms", "visit_probe_us" (where probed) and "samples_ms" (the pooled host
+// "visit_medians_ms", "visit_probe_us" and "visit_order" (where recorded) and "samples_ms" (the pooled host
 // samples). Null for a point without
 // samples.
 nlohmann::json PooledRow(const RoundedPoint& p);

@@ -192,6 +192,7 @@ Status MeasureModels(const std::vector<RunOptions>& models, const RoundOptions& 
     }
   }
 
+  int64_t visits = 0;
   for (int r = 0; r < rounds; ++r) {
     for (size_t i : VisitOrder(points.size(), r, rounds, ro.seed)) {
       RoundedPoint& p = points[i];
@@ -239,7 +240,7 @@ Status MeasureModels(const std::vector<RunOptions>& models, const RoundOptions& 
           p.row["gpu_span_ms"] = span_ms;
           p.row["kernels"] = kernels;
         }
-        AddVisit(t.host_ms, t.event_ms, &p, probe_us);
+        AddVisit(t.host_ms, t.event_ms, &p, probe_us, rounds > 1 ? visits++ : -1);
         const json lat = SpreadJson(t.host_ms);
         const std::string round_tag =
             rounds > 1 ? "round " + std::to_string(r + 1) + "/" + std::to_string(rounds) + " " : "";

@@ -40,8 +40,8 @@ TEST(MeasurementRoundsTest, PooledRowIsTheSpreadOfAllVisitsSamples) {
   p.row = {{"model", "m"}, {"batch", 1}, {"kernel_ms", 1.0}};
   EXPECT_TRUE(PooledRow(p).is_null());
   // A fast stretch of the host and a slow one: the pooled median lies between the visits'.
-  AddVisit({2.0, 2.1, 2.2}, {1.5, 1.5, 1.5}, &p, 5.0);
-  AddVisit({4.0, 4.1, 4.2}, {1.6, 1.6, 1.6}, &p, 9.5);
+  AddVisit({2.0, 2.1, 2.2}, {1.5, 1.5, 1.5}, &p, 5.0, 3);
+  AddVisit({4.0, 4.1, 4.2}, {1.6, 1.6, 1.6}, &p, 9.5, 17);
   nlohmann::json row = PooledRow(p);
   EXPECT_EQ(row["model"], "m");
   EXPECT_DOUBLE_EQ(row["latency_ms"]["median"].get<double>(), (2.2 + 4.0) / 2);
@@ -56,6 +56,7 @@ TEST(MeasurementRoundsTest, PooledRowIsTheSpreadOfAllVisitsSamples) {
   EXPECT_EQ(row["samples_ms"].size(), 6u);
   ASSERT_EQ(row["visit_probe_us"].size(), 2u);
   EXPECT_DOUBLE_EQ(row["visit_probe_us"][1].get<double>(), 9.5);
+  EXPECT_EQ(row["visit_order"], nlohmann::json::array({3, 17}));
 }
 
 TEST(MeasurementRoundsTest, ProbesAreWrittenOnlyWhenEveryVisitHasOne) {
@@ -63,6 +64,7 @@ TEST(MeasurementRoundsTest, ProbesAreWrittenOnlyWhenEveryVisitHasOne) {
   AddVisit({1.0}, {1.0}, &p, 5.0);
   AddVisit({2.0}, {1.0}, &p);  // this visit was not probed
   EXPECT_FALSE(PooledRow(p).contains("visit_probe_us"));
+  EXPECT_FALSE(PooledRow(p).contains("visit_order"));
   EXPECT_EQ(PooledRow(p)["visit_medians_ms"].size(), 2u);
 }
 

@@ -13,15 +13,16 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import validate_eager  # noqa: E402
 
 
-def point(host, visits, row=True, probes=()):
+def point(host, visits, row=True, probes=(), order=()):
     return {"host": host, "ev": [h / 2 for h in host], "visits": visits, "probes": list(probes),
+            "order": list(order),
             "row": {"model": "m", "kernel_ms": 1.0} if row else None}
 
 
 class PooledRowsTest(unittest.TestCase):
     def test_pools_every_visit(self):
         rows = validate_eager.pooled_rows([point([2.0, 2.1, 2.2, 4.0, 4.1, 4.2], [2.1, 4.1],
-                                                 probes=[20.0, 41.0])], 2)
+                                                 probes=[20.0, 41.0], order=[4, 9])], 2)
         self.assertEqual(len(rows), 1)
         r = rows[0]
         self.assertAlmostEqual(r["latency_ms"]["median"], 3.1)
@@ -34,6 +35,7 @@ class PooledRowsTest(unittest.TestCase):
         self.assertEqual(len(r["samples_ms"]), 6)
         self.assertEqual(r["rounds"], 2)
         self.assertEqual(r["visit_probe_us"], [20.0, 41.0])
+        self.assertEqual(r["visit_order"], [4, 9])
 
     def test_probes_only_when_every_visit_has_one(self):
         r = validate_eager.pooled_rows([point([1.0, 2.0], [1.0, 2.0], probes=[20.0])], 2)[0]
