@@ -6,7 +6,7 @@
 # run `ftax validate` through the interpreter and CUDA graphs).
 # Results go to $OUT (or ./out): measurements.json, validation_eager.json, validation_ts.json.
 # Env: MODELS (comma list), PRECISIONS, BATCHES, BUDGET_S; ROUNDS and SEED (visit every point
-# ROUNDS times in shuffled order, pooling samples; default 1); PASS (suffix of the eager/ts result
+# ROUNDS times in shuffled order, pooling samples; default 4, as loans n and o); PASS (suffix of the eager/ts result
 # files, for repeated passes merged by scripts/merge_passes.py); SKIP_EXPORT=1 reuses the
 # TorchScript files an earlier ts stage exported to /tmp/models.
 set -uo pipefail
@@ -20,7 +20,7 @@ MODELS=${MODELS:-bert-base,distilbert,bert-wide,bert-deep,gpt2,resnet50}
 PRECISIONS=${PRECISIONS:-fp16,fp32}
 BATCHES=${BATCHES:-1,2,4,8,16,32,64,128}
 BUDGET_S=${BUDGET_S:-0.6}
-ROUNDS=${ROUNDS:-1}
+ROUNDS=${ROUNDS:-4}
 SEED=${SEED:-1}
 log() { echo "[campaign $(date +%H:%M:%S)] $*" | tee -a "$out/campaign.log" >&2; }
 

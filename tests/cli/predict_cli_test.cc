@@ -92,4 +92,23 @@ TEST(ValidateCliTest, BadMeasurementsExitTwo) {
                 "--precision fp16 --batch 1 --profile data/profiles/h200.json").rc, 2);
 }
 
+TEST(ValidateCliTest, RunOptionsThatDescribeOneModelAreRefusedForSeveral) {
+  CliRun r = RunFtax("validate data/models/bert-base.fp16.pt data/models/gpt2.fp16.pt --arch bert "
+                     "-o /tmp/ftax-validate-never-written.json");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("describe one model"), std::string::npos) << r.err;
+  r = RunFtax("validate data/models/bert-base.fp16.pt --rounds 0 -o /tmp/ftax-validate-never-written.json");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("--rounds"), std::string::npos) << r.err;
+}
+
+TEST(ValidateCliTest, ComparesMeasurementsMadeInRounds) {
+  // Loan o's runs were measured in four shuffled rounds: one pooled row per point.
+  CliRun r = RunFtax("validate --measured data/validation/h200-2026-11-23o.torchscript-cudagraph.json "
+                     "--profile data/profiles/h200o.json --format json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["rows"].size(), 192u);
+}
+
 }  // namespace
