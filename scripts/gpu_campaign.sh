@@ -6,9 +6,9 @@
 # run `ftax validate` through the interpreter and CUDA graphs).
 # Results go to $OUT (or ./out): measurements.json, validation_eager.json, validation_ts.json.
 # Env: MODELS (comma list), PRECISIONS, BATCHES, BUDGET_S; ROUNDS and SEED (visit every point
-# ROUNDS times in shuffled order, pooling samples; default 4, as loans n and o); PASS (suffix of the eager/ts result
-# files, for repeated passes merged by scripts/merge_passes.py); SKIP_EXPORT=1 reuses the
-# TorchScript files an earlier ts stage exported to /tmp/models.
+# ROUNDS times in shuffled order, pooling samples; default 4, as on loans n and o); PASS
+# (suffix of the eager/ts result files, for repeated passes merged by scripts/merge_passes.py);
+# SKIP_EXPORT=1 reuses the TorchScript files an earlier ts stage exported to /tmp/models.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}
