@@ -16,6 +16,13 @@ def main():
         print(f"| {f['framework']} | {n} | ±{f['tolerance_pct']:.0f}% | {pct('within_tolerance')} | "
               f"{pct('inside_spread')} | {pct('within_or_inside')} | {pct('bound_agrees')} | "
               f"{f['median_abs_error_pct']:.1f}% |")
+    causes = []
+    for f in rep["frameworks"]:
+        mc = f.get("miss_causes") or {}
+        if mc:
+            causes.append(f"{f['framework']}: " + ", ".join(f"{k} {v}" for k, v in sorted(mc.items())))
+    if causes:
+        print("\nMisses by cause (docs/validation.md, log entry 23): " + "; ".join(causes) + ".")
     cx = rep["crossovers"]
     print(f"\nCrossover batch within one power of two: {sum(c['agrees'] for c in cx)}/{len(cx)}.")
     misses = [c for c in cx if not c["agrees"]]

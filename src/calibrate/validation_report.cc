@@ -71,6 +71,12 @@ Expected<ValidationReport> CompareMeasurements(const json& measured, const HostP
       r.measured_kernels = m.value("kernels_per_iter", 0.0);
       if (m.contains("gpu_span_ms") && m["gpu_span_ms"].is_number())
         r.measured_gpu_span_ms = m["gpu_span_ms"].get<double>();
+      // Medians of the same point at different times: the visits of a run in rounds, or the
+      // passes that scripts/merge_passes.py merged (null where a pass missed the point).
+      for (const char* key : {"visit_medians_ms", "pass_medians_ms"})
+        if (r.visit_medians_ms.empty() && m.contains(key) && m[key].is_array())
+          for (const json& v : m[key])
+            if (v.is_number()) r.visit_medians_ms.push_back(v.get<double>());
     } catch (const std::exception& e) {
       return InvalidInput("measurements " + where + ": " + e.what());
     }
@@ -130,6 +136,18 @@ Expected<ValidationReport> CompareMeasurements(const json& measured, const HostP
     r.predicted_observable_bound =
         r.predicted.compute_ms > r.predicted.latency_ms - r.predicted.compute_ms ? "compute" : "framework";
     r.bound_agrees = r.predicted_observable_bound == r.measured_bound;
+    if (!r.within_tolerance && !r.inside_spread) {
+      MissEvidence e;
+      e.tolerance_pct = tol;
+      e.measured_ms = r.measured_ms;
+      e.measured_kernel_ms = r.measured_kernel_ms;
+      e.predicted_ms = r.predicted.latency_ms;
+      e.predicted_compute_ms = r.predicted.compute_ms;
+      e.measured_class_ms = r.measured_class_ms;
+      e.predicted_class_ms = r.predicted.class_ms;
+      e.visit_medians_ms = r.visit_medians_ms;
+      r.miss = ExplainMiss(e);
+    }
     rep.rows.push_back(r);
   }
   SummarizeReport(&rep, opt);
@@ -152,6 +170,7 @@ void SummarizeReport(ValidationReport* report, const CompareOptions& opt) {
     s.inside += r.inside_spread;
     s.within_or_inside += r.within_tolerance || r.inside_spread;
     s.bound_agree += r.bound_agrees;
+    if (r.miss) s.miss_causes[r.miss->kind]++;
     errs[r.framework].push_back(std::fabs(r.error_pct));
     for (int c = 0; c < kNumKernelClasses; ++c) {
       s.predicted_class_ms[c] += r.predicted.class_ms[c];
@@ -210,7 +229,11 @@ json ValidationReportToJson(const ValidationReport& r) {
                          {"predicted_observable_bound", v.predicted_observable_bound}, {"error_pct", v.error_pct},
                          {"within_tolerance", v.within_tolerance}, {"inside_spread", v.inside_spread},
                          {"bound_agrees", v.bound_agrees}, {"predicted_class_ms", pc},
-                         {"measured_class_ms", mc}, {"unclassified_kernel_ms", v.unclassified_ms}});
+                         {"measured_class_ms", mc}, {"unclassified_kernel_ms", v.unclassified_ms},
+                         {"miss_cause", v.miss ? json{{"kind", v.miss->kind}, {"detail", v.miss->detail},
+                                                      {"kernel_delta_ms", v.miss->kernel_delta_ms},
+                                                      {"overhead_delta_ms", v.miss->overhead_delta_ms}}
+                                               : json()}});
   }
   j["frameworks"] = json::array();
   for (const FrameworkSummary& s : r.frameworks) {
@@ -223,7 +246,8 @@ json ValidationReportToJson(const ValidationReport& r) {
                                {"tolerance_pct", s.tolerance_pct}, {"within_tolerance", s.within},
                                {"inside_spread", s.inside}, {"within_or_inside", s.within_or_inside},
                                {"bound_agrees", s.bound_agree},
-                               {"median_abs_error_pct", s.median_abs_error_pct}, {"class_ms", cls}});
+                               {"median_abs_error_pct", s.median_abs_error_pct}, {"class_ms", cls},
+                               {"miss_causes", s.miss_causes}});
   }
   j["crossovers"] = json::array();
   for (const CrossoverCheck& c : r.crossovers)

@@ -6,18 +6,21 @@
 // CompareMeasurements predicts every row with a host profile and reports per row the error,
 // whether the prediction falls inside the measured p10..p90, whether the bound agrees, and
 // per kernel class the predicted and measured kernel time; then per framework the share of
-// rows within tolerance, and per model the measured and predicted crossover batch.
+// rows within tolerance, and per model the measured and predicted crossover batch. Each miss
+// carries its likeliest cause (calibrate/miss_cause.h).
 //
 //   Expected<ValidationReport> r = CompareMeasurements(rows_json, profile, {});
 #pragma once
 
 #include <array>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "calibrate/miss_cause.h"
 #include "common/status.h"
 #include "predictor/host_profile.h"
 #include "predictor/predict.h"
@@ -52,6 +55,8 @@ struct ValidationRow {
   bool within_tolerance = false;
   bool inside_spread = false;  // predicted inside [p10, p90] of the measurement
   bool bound_agrees = false;
+  std::vector<double> visit_medians_ms;  // one per visit (rounds) or pass (merged passes)
+  std::optional<MissCause> miss;         // why, for a point neither within nor inside p10..p90
 };
 
 struct FrameworkSummary {
@@ -59,6 +64,7 @@ struct FrameworkSummary {
   int rows = 0, within = 0, inside = 0, within_or_inside = 0, bound_agree = 0;
   double median_abs_error_pct = 0;
   double tolerance_pct = 0;
+  std::map<std::string, int> miss_causes;  // MissCause::kind -> rows
   std::array<double, kNumKernelClasses> predicted_class_ms{}, measured_class_ms{};
 };
 

@@ -14,6 +14,7 @@ class TextTable {
  public:
   explicit TextTable(std::vector<std::string> header) : header_(std::move(header)) {}
   void AddRow(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  bool empty() const { return rows_.empty(); }
   std::string Render() const;
   // Comma-separated, header first; cells with commas or quotes are quoted.
   std::string RenderCsv() const;

@@ -134,13 +134,14 @@ void PrintReport(const ValidationReport& r, const std::string& format) {
     return;
   }
   TextTable t({"model", "framework", "prec", "batch", "measured_ms", "p10", "p90", "predicted_ms",
-               "error_%", "in_p10-90", "bound(m/p)", "kernels(m/p)"});
+               "error_%", "in_p10-90", "bound(m/p)", "kernels(m/p)", "miss_cause"});
   for (const ValidationRow& v : r.rows)
     t.AddRow({v.model, v.framework, v.precision, std::to_string(v.batch), Fixed(v.measured_ms, 3),
               Fixed(v.measured_p10, 3), Fixed(v.measured_p90, 3), Fixed(v.predicted.latency_ms, 3),
               Fixed(v.error_pct, 1), v.inside_spread ? "yes" : "no",
               v.measured_bound.substr(0, 4) + "/" + v.predicted.bound.substr(0, 4),
-              Fixed(v.measured_kernels, 0) + "/" + std::to_string(v.predicted.kernels)});
+              Fixed(v.measured_kernels, 0) + "/" + std::to_string(v.predicted.kernels),
+              v.miss ? v.miss->kind : ""});
   if (format == "csv") {
     std::cout << t.RenderCsv();
     return;
@@ -160,6 +161,12 @@ void PrintReport(const ValidationReport& r, const std::string& format) {
               x.predicted ? std::to_string(*x.predicted) : ">" + std::to_string(x.max_batch),
               x.agrees ? "yes" : "no"});
   std::cout << c.Render();
+  TextTable m({"model", "framework", "prec", "batch", "error_%", "miss_cause", "why"});
+  for (const ValidationRow& v : r.rows)
+    if (v.miss)
+      m.AddRow({v.model, v.framework, v.precision, std::to_string(v.batch), Fixed(v.error_pct, 1),
+                v.miss->kind, v.miss->detail});
+  if (!m.empty()) std::cout << "\nMisses (neither within tolerance nor inside p10..p90):\n" << m.Render();
   for (const auto& n : r.notes) std::cout << "note: " << n << "\n";
   for (const auto& s2 : r.skipped) std::cout << "skipped: " << s2 << "\n";
 }

@@ -75,5 +75,43 @@ TEST(ValidationReportTest, TheGpuSpanIsReportedWhenRecorded) {
   EXPECT_TRUE(j["rows"][1]["measured_gpu_span_ms"].is_null());
 }
 
+// Only a miss (neither within tolerance nor inside p10..p90) gets a cause, and a point measured
+// in rounds whose visits spread past the tolerance, one agreeing, is put on the host.
+TEST(ValidationReportTest, MissesAndOnlyMissesCarryTheirCause) {
+  Expected<HostProfile> prof = LoadHostProfile(std::string(FTAX_SOURCE_DIR) + "/data/profiles/h200.json");
+  ASSERT_TRUE(prof.ok()) << prof.status().message();
+  Expected<Graph> g = BuildArchGraph(kBert, {{"batch", 1}, {"seq", 128}}, ArchFlavor::kTorch);
+  ASSERT_TRUE(g.ok());
+  Expected<PredictionPoint> p =
+      PredictPoint(g.value(), prof.value(), Framework::kTorchscript, DType::kFloat16, 0, 1, nullptr);
+  ASSERT_TRUE(p.ok());
+  const double ms = p->latency_ms;
+  auto row = [&](double median, json visits) {
+    json r = {{"model", "bert-base"}, {"arch", kBert}, {"framework", "torchscript"},
+              {"precision", "fp16"}, {"batch", 1}, {"seq", 128},
+              {"latency_ms", {{"median", median}, {"p10", median * 0.98}, {"p90", median * 1.02}}},
+              {"kernel_ms", p->compute_ms}};
+    if (!visits.is_null()) r["visit_medians_ms"] = visits;
+    return r;
+  };
+  CompareOptions opt;
+  opt.interval_samples = 0;
+  Expected<ValidationReport> rep = CompareMeasurements(
+      {{"rows", {row(ms * 1.05, nullptr), row(ms * 1.6, nullptr), row(ms * 1.6, {ms * 1.05, ms * 1.7})}}},
+      prof.value(), opt);
+  ASSERT_TRUE(rep.ok()) << rep.status().message();
+  ASSERT_EQ(rep->rows.size(), 3u);
+  EXPECT_FALSE(rep->rows[0].miss.has_value());
+  ASSERT_TRUE(rep->rows[1].miss.has_value());
+  EXPECT_EQ(rep->rows[1].miss->kind, "framework overhead");  // the kernels were measured as predicted
+  ASSERT_TRUE(rep->rows[2].miss.has_value());
+  EXPECT_EQ(rep->rows[2].miss->kind, "host drift");
+  json j = ValidationReportToJson(rep.value());
+  EXPECT_TRUE(j["rows"][0]["miss_cause"].is_null());
+  EXPECT_EQ(j["rows"][2]["miss_cause"]["kind"], "host drift");
+  EXPECT_EQ(j["frameworks"][0]["miss_causes"]["host drift"], 1);
+  EXPECT_EQ(j["frameworks"][0]["miss_causes"]["framework overhead"], 1);
+}
+
 }  // namespace
 }  // namespace ftax

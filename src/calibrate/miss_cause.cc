@@ -1,0 +1,60 @@
+#include "calibrate/miss_cause.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace ftax {
+namespace {
+
+std::string Ms(double v) {
+  char b[32];
+  std::snprintf(b, sizeof(b), "%.3f ms", v);
+  return b;
+}
+
+}  // namespace
+
+MissCause ExplainMiss(const MissEvidence& e) {
+  MissCause c;
+  c.kernel_delta_ms = e.measured_kernel_ms - e.predicted_compute_ms;
+  c.overhead_delta_ms = (e.measured_ms - e.measured_kernel_ms) - (e.predicted_ms - e.predicted_compute_ms);
+  const double tol = e.tolerance_pct / 100;
+  if (e.visit_medians_ms.size() > 1) {
+    const auto [lo, hi] = std::minmax_element(e.visit_medians_ms.begin(), e.visit_medians_ms.end());
+    const bool spread_wide = *lo > 0 && *hi / *lo > 1 + tol;
+    const bool one_visit_agrees =
+        std::any_of(e.visit_medians_ms.begin(), e.visit_medians_ms.end(),
+                    [&](double v) { return v > 0 && std::fabs(e.predicted_ms - v) <= tol * v; });
+    if (spread_wide && one_visit_agrees) {
+      char b[200];
+      std::snprintf(b, sizeof(b), "the point's %zu visits ranged %.2fx (%.3f to %.3f ms), and one is within "
+                    "%.0f%% of the prediction",
+                    e.visit_medians_ms.size(), *hi / *lo, *lo, *hi, e.tolerance_pct);
+      c.kind = "host drift";
+      c.detail = b;
+      return c;
+    }
+  }
+  if (std::fabs(c.overhead_delta_ms) >= std::fabs(c.kernel_delta_ms)) {
+    c.kind = "framework overhead";
+    c.detail = "latency less kernel time: measured " + Ms(e.measured_ms - e.measured_kernel_ms) +
+               ", predicted " + Ms(e.predicted_ms - e.predicted_compute_ms);
+    return c;
+  }
+  // The class that moves kernel time most the way the total moved (classes can cancel: a
+  // library call's kernels may be split over conv, gemm and copy on the measured side).
+  const double sign = c.kernel_delta_ms >= 0 ? 1.0 : -1.0;
+  int worst = 0;
+  for (int k = 1; k < kNumKernelClasses; ++k)
+    if (sign * (e.measured_class_ms[k] - e.predicted_class_ms[k]) >
+        sign * (e.measured_class_ms[worst] - e.predicted_class_ms[worst]))
+      worst = k;
+  c.kind = "kernel time";
+  c.detail = "measured " + Ms(e.measured_kernel_ms) + ", predicted " + Ms(e.predicted_compute_ms) +
+             "; most in " + KernelClassName(KernelClass(worst)) + " (" + Ms(e.measured_class_ms[worst]) +
+             " measured, " + Ms(e.predicted_class_ms[worst]) + " predicted)";
+  return c;
+}
+
+}  // namespace ftax

@@ -1,0 +1,36 @@
+// Why a validated point missed: the measured latency and the prediction split the same way
+// (kernel time + what is not kernel time, the framework's exposed overhead), so a miss is
+// put on the part that differs more, down to the kernel class whose time differs most. A point
+// measured in rounds whose visits spread wider than the tolerance, with one visit inside it,
+// is put on the host's drift instead: the measurement itself did not hold still.
+//
+//   MissEvidence e; e.measured_ms = ...; e.predicted_ms = ...; ...
+//   MissCause c = ExplainMiss(e);   // c.kind: "host drift", "framework overhead", "kernel time"
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "predictor/framework.h"
+
+namespace ftax {
+
+struct MissEvidence {
+  double tolerance_pct = 15;
+  double measured_ms = 0, measured_kernel_ms = 0;
+  double predicted_ms = 0, predicted_compute_ms = 0;  // predicted kernel time on the GPU
+  std::array<double, kNumKernelClasses> measured_class_ms{}, predicted_class_ms{};
+  std::vector<double> visit_medians_ms;  // one per visit when measured in rounds
+};
+
+struct MissCause {
+  std::string kind;    // "host drift", "framework overhead" or "kernel time"
+  std::string detail;  // one sentence with the numbers
+  double kernel_delta_ms = 0;    // measured - predicted kernel time
+  double overhead_delta_ms = 0;  // measured - predicted time that is not kernel time
+};
+
+MissCause ExplainMiss(const MissEvidence& e);
+
+}  // namespace ftax

@@ -1,0 +1,62 @@
+#include "calibrate/miss_cause.h"
+
+#include <gtest/gtest.h>
+
+namespace ftax {
+namespace {
+
+MissEvidence Evidence() {
+  MissEvidence e;
+  e.tolerance_pct = 15;
+  e.measured_ms = 10.0;
+  e.measured_kernel_ms = 4.0;
+  e.predicted_ms = 7.0;
+  e.predicted_compute_ms = 4.0;
+  return e;
+}
+
+TEST(MissCauseTest, OverheadThatDiffersMoreThanKernelTimeIsTheCause) {
+  MissCause c = ExplainMiss(Evidence());  // 6 ms of overhead measured, 3 predicted
+  EXPECT_EQ(c.kind, "framework overhead");
+  EXPECT_DOUBLE_EQ(c.overhead_delta_ms, 3.0);
+  EXPECT_DOUBLE_EQ(c.kernel_delta_ms, 0.0);
+  EXPECT_NE(c.detail.find("6.000 ms"), std::string::npos) << c.detail;
+  EXPECT_NE(c.detail.find("3.000 ms"), std::string::npos) << c.detail;
+}
+
+TEST(MissCauseTest, KernelTimeNamesTheClassThatMovedTheWayTheTotalDid) {
+  MissEvidence e = Evidence();
+  e.measured_ms = 5.0;
+  e.measured_kernel_ms = 4.5;
+  e.predicted_ms = 3.5;
+  e.predicted_compute_ms = 3.0;
+  // Measured kernels run 1.5 ms longer in all; conv is 0.3 ms under, copy 1.0 ms over, gemm 0.8 over.
+  e.measured_class_ms[int(KernelClass::kConv)] = 1.0;
+  e.predicted_class_ms[int(KernelClass::kConv)] = 1.3;
+  e.measured_class_ms[int(KernelClass::kCopy)] = 1.0;
+  e.measured_class_ms[int(KernelClass::kGemm)] = 2.5;
+  e.predicted_class_ms[int(KernelClass::kGemm)] = 1.7;
+  MissCause c = ExplainMiss(e);
+  EXPECT_EQ(c.kind, "kernel time");
+  EXPECT_DOUBLE_EQ(c.kernel_delta_ms, 1.5);
+  EXPECT_NE(c.detail.find("most in copy"), std::string::npos) << c.detail;
+}
+
+TEST(MissCauseTest, VisitsThatSpreadPastTheToleranceWithOneAgreeingAreHostDrift) {
+  MissEvidence e = Evidence();
+  e.visit_medians_ms = {7.5, 11.0, 12.0, 10.5};  // 1.6x apart; 7.5 is within 15% of 7.0
+  MissCause c = ExplainMiss(e);
+  EXPECT_EQ(c.kind, "host drift");
+  EXPECT_NE(c.detail.find("4 visits ranged 1.60x"), std::string::npos) << c.detail;
+}
+
+TEST(MissCauseTest, SpreadVisitsNoneAgreeingFallBackToTheParts) {
+  MissEvidence e = Evidence();
+  e.visit_medians_ms = {9.0, 12.0};  // wide, but no visit within 15% of 7.0
+  EXPECT_EQ(ExplainMiss(e).kind, "framework overhead");
+  e.visit_medians_ms = {7.5, 7.9};  // one agrees, but the visits held still
+  EXPECT_EQ(ExplainMiss(e).kind, "framework overhead");
+}
+
+}  // namespace
+}  // namespace ftax
