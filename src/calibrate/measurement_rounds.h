@@ -43,9 +43,10 @@ int RepsPerVisit(double visit_budget_s, double one_iter_s, int rounds, int min_t
                  int max = 50);
 
 // Adds one visit's host and CUDA-event samples (same length) to `p`, and the host probe
-// timed just before it (a fixed chain of tiny ops, microseconds per op; negative: none). The
-// probe tells how fast the host's CPU side was during the visit, so a visit slower than the
-// point's others can be told apart from a slow host stretch. `order` is the visit's place
+// timed just before it (the bench's 64-op kernel chain, microseconds per op; negative: none).
+// The probe tells how fast the host's CPU side was during the visit, so a visit slower than
+// the point's others can be told apart from a slow host stretch, and, set beside the bench's
+// own chain of 64, how the host compares with the one the profile was calibrated on. `order` is the visit's place
 // among all visits of the run (negative: not recorded); with it scripts/drift_over_time.py
 // shows how the host's speed moved over the run.
 void AddVisit(const std::vector<double>& host_ms, const std::vector<double>& event_ms,

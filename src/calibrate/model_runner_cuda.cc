@@ -95,15 +95,17 @@ Timed TimeIters(F fn, double budget_s, int rounds, int warmup) {
   return t;
 }
 
-// How fast the host's CPU side is right now: LibTorch's time per call of a chain of 64 in-place
-// adds on a one-element CUDA tensor (each launches one tiny kernel, so the host is the bound),
-// the median of three chains, in microseconds.
-double HostProbeUs(const at::Tensor& x) {
+// How fast the host's CPU side is right now: LibTorch's time per op of the bench's 64-op
+// kernel chain (`x = x + 1` on an 8x8 CUDA tensor, each op one tiny kernel, so the host is
+// the bound; `ftax bench`'s libtorch-eager "kernel" row of 64 ops times the same), the
+// median of three chains, in microseconds per op.
+double HostProbeUs(const at::Tensor& x0) {
   std::vector<double> per_op;
   for (int rep = 0; rep < 3; ++rep) {
     cudaDeviceSynchronize();
     auto t0 = Clock::now();
-    for (int i = 0; i < 64; ++i) x.add_(1);
+    at::Tensor x = x0;
+    for (int i = 0; i < 64; ++i) x = at::add(x, 1.0);
     cudaDeviceSynchronize();
     per_op.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / 64);
   }
@@ -162,7 +164,7 @@ Status MeasureModels(const std::vector<RunOptions>& models, const RoundOptions& 
   Status s = KernelTracer::Start();
   if (!s.ok()) return s;
   torch::NoGradGuard no_grad;
-  const at::Tensor probe = at::zeros({1}, at::TensorOptions().device(at::kCUDA, models[0].device));
+  const at::Tensor probe = at::randn({8, 8}, at::TensorOptions().device(at::kCUDA, models[0].device));
 
   struct Where {
     size_t model;
