@@ -3,7 +3,7 @@
 user would: random weights, warm-up, per-iteration host time with synchronization (median,
 p10, p90), CUDA-event time, and one profiled pass (PyTorch's profiler, which reads CUPTI)
 giving kernels per iteration, kernel time by kernel name and the ATen ops dispatched from
-Python. Writes rows to --out as it goes (docs/validation.md, "measured rows").
+Python. Writes rows to --out as it goes (docs/validation.md, "File formats").
 `ftax validate --measured FILE --profile P` puts predictions beside them.
 """
 import argparse

@@ -4,7 +4,7 @@
 // iterations (kernels per iteration, kernel time, time per kernel name). Frameworks: the
 // TorchScript interpreter ("torchscript") and the same module captured once and replayed
 // as a CUDA graph ("cuda-graph"). Rows are appended to a ResultWriter as they are measured,
-// in the format of docs/validation.md ("measured rows"). Several models are measured in one
+// in the format of docs/validation.md ("File formats"). Several models are measured in one
 // sweep over all their points; with rounds > 1 the points are visited in shuffled rounds and
 // their samples pooled (calibrate/measurement_rounds.h), so host drift over the run reaches
 // every point alike.
