@@ -6,14 +6,9 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 ftax=${1:-$root/build}/ftax
 cd "$root"
-# profile name : measurement file : validation campaign (data/validation/CAMPAIGN.*.json)
-runs=(h200:h200-2026-11-22b:h200-2026-11-22 h100:h100-2026-11-22:h100-2026-11-22
-      h100e:h100-2026-11-22e:h100-2026-11-22e h200f:h200-2026-11-22f:h200-2026-11-22f
-      h200g:h200-2026-11-22g:h200-2026-11-22g h100h:h100-2026-11-22h:h100-2026-11-22h
-      h100i:h100-2026-11-23i:h100-2026-11-23i h200j:h200-2026-11-23j:h200-2026-11-23j
-      h100k:h100-2026-11-23k:h100-2026-11-23k h100l:h100-2026-11-23l:h100-2026-11-23l
-      h100m:h100-2026-11-23m:h100-2026-11-23m h100n:h100-2026-11-23n:h100-2026-11-23n
-      h200o:h200-2026-11-23o:h200-2026-11-23o)
+# profile name : measurement file : validation campaign (data/validation/CAMPAIGN.*.json), one
+# loan per line of data/loans.txt
+mapfile -t runs < <(grep -v '^#' data/loans.txt | grep .)
 out=${REPORTS:-/tmp/ftax-reports}
 mkdir -p "$out"
 for run in "${runs[@]}"; do

@@ -122,6 +122,67 @@ Expected<std::vector<FrameworkTimeRow>> CompareFrameworkTime(const HostProfile& 
   return out;
 }
 
+void ScaleFrameworkCosts(const std::string& framework, double s, double se, HostProfile* profile) {
+  FrameworkParams& f = profile->frameworks[framework];
+  auto scale = [&](Param& p) {
+    if (!p.known()) return;
+    const double v = p.value;
+    const double pse = std::isnan(p.std_error) ? 0 : p.std_error;
+    p.value = v * s;
+    p.std_error = std::sqrt(pse * pse * s * s + v * v * se * se);
+  };
+  for (Param& d : f.dispatch_us) scale(d);
+  scale(f.module_us);
+  scale(f.replay_per_node_us);
+  scale(f.node_gap_us);
+}
+
+Expected<RefitReport> PriorFromRefinedProfiles(const std::vector<HostProfile>& refined,
+                                               const std::vector<std::string>& names) {
+  if (refined.size() < 2)
+    return InvalidInput("a prior needs the refinements of at least two hosts (got " +
+                        std::to_string(refined.size()) + "): their spread is the prior's uncertainty");
+  std::map<std::string, std::vector<double>> scales;
+  for (size_t i = 0; i < refined.size(); ++i) {
+    const nlohmann::json& prov = refined[i].provenance;
+    const std::string name = i < names.size() ? names[i] : "profile " + std::to_string(i);
+    if (!prov.is_object() || !prov.contains("refinement") || !prov["refinement"].is_array() ||
+        prov["refinement"].empty())
+      return InvalidInput("'" + name + "' records no refinement (provenance.refinement): a prior "
+                          "needs profiles refined on real runs, e.g. data/profiles/*-refined.json");
+    for (const nlohmann::json& e : prov["refinement"]) {
+      if (!e.is_object() || !e.contains("framework") || !e["framework"].is_string() ||
+          !e.contains("dispatch_scale") || !e["dispatch_scale"].is_number())
+        return InvalidInput("'" + name + "': provenance.refinement entries need framework and dispatch_scale");
+      scales[e["framework"].get<std::string>()].push_back(e["dispatch_scale"].get<double>());
+    }
+  }
+  RefitReport rep;
+  for (const auto& [fw, v] : scales) {
+    const double s = Median(v);
+    std::vector<double> dev;
+    for (double x : v) dev.push_back(std::fabs(x - s));
+    // The spread of the hosts' scales, not of a mean: a new host is one more draw.
+    const double se = 1.4826 * Median(dev);
+    rep.frameworks.push_back({fw, int(v.size()), s, se});
+  }
+  return rep;
+}
+
+Expected<RefitReport> LoadPrior(const std::vector<std::string>& paths) {
+  std::vector<HostProfile> refined;
+  for (const std::string& path : paths) {
+    Expected<HostProfile> p = LoadHostProfile(path);
+    if (!p.ok()) return p.status();
+    refined.push_back(std::move(p.value()));
+  }
+  return PriorFromRefinedProfiles(refined, paths);
+}
+
+void ApplyScales(const RefitReport& report, HostProfile* profile) {
+  for (const auto& e : report.frameworks) ScaleFrameworkCosts(e.framework, e.scale, e.scale_stderr, profile);
+}
+
 Expected<HostProfile> RefineFrameworkCosts(const HostProfile& profile, const nlohmann::json& measured,
                                            const RefitOptions& opt, RefitReport* report) {
   Expected<std::vector<FrameworkTimeRow>> rows = CompareFrameworkTime(profile, measured, opt);
@@ -137,18 +198,7 @@ Expected<HostProfile> RefineFrameworkCosts(const HostProfile& profile, const nlo
     for (double x : r) dev.push_back(std::fabs(x - s));
     // One ratio says nothing about its own spread.
     const double se = r.size() < 2 ? std::nan("") : 1.4826 * Median(dev) / std::sqrt(double(r.size()));
-    FrameworkParams& f = out.frameworks[name];
-    auto scale = [&](Param& p) {
-      if (!p.known()) return;
-      const double v = p.value;
-      const double pse = std::isnan(p.std_error) ? 0 : p.std_error;
-      p.value = v * s;
-      p.std_error = std::sqrt(pse * pse * s * s + v * v * se * se);
-    };
-    for (Param& d : f.dispatch_us) scale(d);
-    scale(f.module_us);
-    scale(f.replay_per_node_us);
-    scale(f.node_gap_us);
+    ScaleFrameworkCosts(name, s, se, &out);
     if (report) report->frameworks.push_back({name, int(r.size()), s, se});
   }
   if (report) report->rows = std::move(rows.value());

@@ -89,6 +89,25 @@ Expected<std::vector<FrameworkTimeRow>> CompareFrameworkTime(const HostProfile& 
 Expected<HostProfile> RefineFrameworkCosts(const HostProfile& profile, const nlohmann::json& measured,
                                            const RefitOptions& options, RefitReport* report);
 
+// Scales one framework's costs by `scale` (± `scale_stderr`, NaN: unknown): dispatch_us and
+// module_us, and for cuda-graph replay_per_node_us and node_gap_us; launches stay as they are.
+void ScaleFrameworkCosts(const std::string& framework, double scale, double scale_stderr,
+                         HostProfile* profile);
+
+// A prior for a host without model runs: per framework, the median of the scales that
+// earlier refinements recorded (provenance "refinement" of refined profiles of other hosts),
+// with the standard error from their spread, as RefitReport entries whose `rows` count the
+// profiles (a framework missing from some profiles takes the median of those that have it).
+// Fails with fewer than two profiles, or, naming it, when a profile holds no refinement.
+Expected<RefitReport> PriorFromRefinedProfiles(const std::vector<HostProfile>& refined,
+                                               const std::vector<std::string>& names);
+
+// PriorFromRefinedProfiles of the profiles in these files (errors name the file).
+Expected<RefitReport> LoadPrior(const std::vector<std::string>& refined_profile_paths);
+
+// ScaleFrameworkCosts for every framework of `report`.
+void ApplyScales(const RefitReport& report, HostProfile* profile);
+
 // Writes the refinement into profile->provenance: "refined_on" (UTC now), "refined_with"
 // (`sources`), "refinement" (per framework: dispatch_scale, stderr, rows),
 // "refinement_method", and every key of `extra` (whose names must begin with "refine").

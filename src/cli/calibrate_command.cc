@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 
+#include "calibrate/framework_refit.h"
 #include "calibrate/measurements.h"
 #include "calibrate/profile_fit.h"
 #include "cli/calibrate_from_trace.h"
@@ -36,6 +37,7 @@ struct CalibrateOptions {
   bool verbose = false;
   OutputFormat format = OutputFormat::kText;
   FromTraceOptions trace;  // --from-trace / --trace-manifest: refine an existing profile
+  std::vector<std::string> prior;  // refined profiles of other hosts: scale framework costs
 };
 
 std::string ParamText(const Param& p, int precision) {
@@ -175,6 +177,9 @@ int RunCalibrate(const CalibrateOptions& o) {
     files.push_back(path);
   }
   Measurements all = MergeMeasurements(parts);
+  // The prior is read before the fit, so that a bad file fails at once.
+  Expected<RefitReport> prior = o.prior.empty() ? Expected<RefitReport>(RefitReport{}) : LoadPrior(o.prior);
+  if (!prior.ok()) return ReportError("calibrate", prior.status());
   Expected<Calibration> c = Calibrate(all, o.fit);
   if (!c.ok()) return ReportError("calibrate", c.status());
 
@@ -198,6 +203,15 @@ int RunCalibrate(const CalibrateOptions& o) {
                         {"seed", o.fit.seed}};
   if (profile.synthetic)
     profile.provenance["notes"] = "fitted from SYNTHETIC measurements; not a real host";
+  if (!o.prior.empty()) {
+    ApplyScales(prior.value(), &profile);
+    RecordRefinement(prior.value(), o.prior,
+                     {{"refinement_method",
+                       "prior: dispatch_us and module_us (cuda-graph: replay_per_node_us and node_gap_us) "
+                       "scaled by the median of the scales recorded by refined profiles of other hosts "
+                       "(rows: profiles; stderr: 1.4826 x the median absolute deviation of their scales)"}},
+                     &profile);
+  }
   const bool refuse = !c->quality_failures.empty() && !o.force;
   if (!c->quality_failures.empty() && o.force) profile.fit["forced"] = true;
 
@@ -256,6 +270,11 @@ void SetupCalibrateCommand(CLI::App& app) {
   std::vector<CLI::Option*> fit_only;
   fit_only.push_back(
       cmd->add_option("--seed", o->fit.seed, "seed of the random holdout split")->capture_default_str());
+  fit_only.push_back(cmd->add_option("--prior", o->prior,
+                                     "refined profiles of other hosts (data/profiles/*-refined.json): scale "
+                                     "the fitted framework costs by the median of their recorded scales, for "
+                                     "a host no model has run on yet (docs/calibration.md, \"Prior\")")
+                         ->expected(1, -1));
   fit_only.push_back(cmd->add_option("--holdout", o->fit.holdout_fraction,
                                      "share of kernel rows per class held out to measure prediction error")
                          ->capture_default_str());

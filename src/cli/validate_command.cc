@@ -39,6 +39,7 @@ struct ValidateOptions {
   uint64_t seed = 1;
   int device = 0;
   std::string refine = "none";
+  std::vector<std::string> prior;
   std::string refined_profile;
   std::string plot;
   std::vector<std::string> traces;
@@ -274,14 +275,26 @@ int RunValidate(const ValidateOptions& o) {
                 << " rows)\n";
     std::cerr << "wrote " << o.refined_profile << "\n";
   }
-  if (o.refine != "none" && o.refine != "leave-one-model-out")
-    return ReportError("validate", InvalidInput("--refine must be none or leave-one-model-out"));
+  if (o.refine != "none" && o.refine != "leave-one-model-out" && o.refine != "prior")
+    return ReportError("validate", InvalidInput("--refine must be none, leave-one-model-out or prior"));
+  if ((o.refine == "prior") != !o.prior.empty())
+    return ReportError("validate", InvalidInput("--refine prior and --prior FILE... go together"));
+  std::string prior_note;
+  if (o.refine == "prior") {
+    Expected<RefitReport> prior = LoadPrior(o.prior);
+    if (!prior.ok()) return ReportError("validate", prior.status());
+    ApplyScales(prior.value(), &profile.value());
+    prior_note = "prior from " + std::to_string(o.prior.size()) + " refined profiles:";
+    for (const auto& e : prior->frameworks)
+      prior_note += " " + e.framework + " x" + Fixed(e.scale, 2) + " (±" + Fixed(e.scale_stderr, 2) + ")";
+  }
   CompareOptions copt;
   copt.predict_from_file = o.predict_from == "file";
-  Expected<ValidationReport> rep = o.refine == "none"
-                                       ? CompareMeasurements(measured, profile.value(), copt)
-                                       : CompareLeaveOneModelOut(measured, profile.value(), copt);
+  Expected<ValidationReport> rep = o.refine == "leave-one-model-out"
+                                       ? CompareLeaveOneModelOut(measured, profile.value(), copt)
+                                       : CompareMeasurements(measured, profile.value(), copt);
   if (!rep.ok()) return ReportError("validate", rep.status());
+  if (!prior_note.empty()) rep->notes.insert(rep->notes.begin(), prior_note);
   if (!o.output.empty() && o.models.empty()) {
     std::ofstream out(o.output);
     out << ValidationReportToJson(rep.value()).dump(1) << "\n";
@@ -333,10 +346,15 @@ void SetupValidateCommand(CLI::App& app) {
                   "their TorchScript file) or file (always the TorchScript file the row ran)")
       ->check(CLI::IsMember({"arch", "file"}));
   cmd->add_option("--refine", o->refine,
-                  "none, or leave-one-model-out: predict each model with Python-eager/TorchScript "
+                  "none; leave-one-model-out: predict each model with Python-eager/TorchScript "
                   "dispatch costs and CUDA-graph per-node costs scaled to the other models' "
-                  "measured framework time")
+                  "measured framework time; prior: scaled by other hosts' refinements (--prior)")
       ->capture_default_str();
+  cmd->add_option("--prior", o->prior,
+                  "with --refine prior: refined profiles of other hosts (e.g. data/profiles/*-refined.json); "
+                  "framework costs are scaled by the median of their recorded scales, a host's answer "
+                  "before any model ran on it")
+      ->expected(1, -1);
   cmd->add_option("--refined-profile", o->refined_profile,
                   "write the profile with Python-eager/TorchScript dispatch costs and CUDA-graph "
                   "per-node costs refined on all measured rows (provenance records the scale "

@@ -255,5 +255,50 @@ TEST(FrameworkRefitTest, RecordRefinementKeepsTheEarlierOne) {
   EXPECT_FALSE(p.provenance.contains("refinement_notes"));
 }
 
+HostProfile RefinedWith(std::vector<std::pair<std::string, double>> scales) {
+  HostProfile p = H200();
+  RefitReport rep;
+  for (const auto& [fw, s] : scales) rep.frameworks.push_back({fw, 40, s, 0.05});
+  RecordRefinement(rep, json{"runs.json"}, json::object(), &p);
+  return p;
+}
+
+// A prior is the median of the hosts' scales, its error their spread (not the error of a
+// mean: a new host is one more draw); frameworks missing from some hosts take the others'.
+TEST(FrameworkRefitTest, PriorIsTheMedianOfOtherHostsScales) {
+  Expected<RefitReport> prior = PriorFromRefinedProfiles(
+      {RefinedWith({{"pytorch-eager", 2.0}, {"torchscript", 1.2}}),
+       RefinedWith({{"pytorch-eager", 3.0}, {"torchscript", 1.6}}),
+       RefinedWith({{"pytorch-eager", 2.4}})},
+      {"a", "b", "c"});
+  ASSERT_TRUE(prior.ok()) << prior.status().message();
+  ASSERT_EQ(prior->frameworks.size(), 2u);
+  const auto& eager = prior->frameworks[0];
+  EXPECT_EQ(eager.framework, "pytorch-eager");
+  EXPECT_EQ(eager.rows, 3);
+  EXPECT_DOUBLE_EQ(eager.scale, 2.4);
+  EXPECT_NEAR(eager.scale_stderr, 1.4826 * 0.4, 1e-12);  // deviations 0.4, 0.6, 0
+  const auto& ts = prior->frameworks[1];
+  EXPECT_EQ(ts.rows, 2);
+  EXPECT_NEAR(ts.scale, 1.4, 1e-12);
+
+  HostProfile p = H200();
+  const double before = p.frameworks.at("torchscript").dispatch_us[0].value;
+  const double call = p.frameworks.at("torchscript").call_us.value;
+  ApplyScales(prior.value(), &p);
+  EXPECT_NEAR(p.frameworks.at("torchscript").dispatch_us[0].value, 1.4 * before, 1e-9);
+  EXPECT_DOUBLE_EQ(p.frameworks.at("torchscript").call_us.value, call);
+}
+
+TEST(FrameworkRefitTest, PriorNeedsTwoRefinedHosts) {
+  Expected<RefitReport> one = PriorFromRefinedProfiles({RefinedWith({{"pytorch-eager", 2.0}})}, {"a"});
+  EXPECT_FALSE(one.ok());
+  Expected<RefitReport> unrefined =
+      PriorFromRefinedProfiles({RefinedWith({{"pytorch-eager", 2.0}}), H200()}, {"a", "plain.json"});
+  ASSERT_FALSE(unrefined.ok());
+  EXPECT_NE(unrefined.status().message().find("plain.json"), std::string::npos)
+      << unrefined.status().message();
+}
+
 }  // namespace
 }  // namespace ftax

@@ -102,6 +102,31 @@ TEST(ValidateCliTest, RunOptionsThatDescribeOneModelAreRefusedForSeveral) {
   EXPECT_NE(r.err.find("--rounds"), std::string::npos) << r.err;
 }
 
+// A host without model runs, predicted with the scales two other H200 hosts' refinements
+// recorded; the report says which prior it used. --refine prior needs --prior and back.
+TEST(ValidateCliTest, PriorFromOtherHostsScalesTheFrameworkCosts) {
+  const std::string runs = "--measured data/validation/h200-2026-11-23o.torchscript-cudagraph.json "
+                           "--profile data/profiles/h200o.json --format json";
+  CliRun r = RunFtax("validate " + runs + " --refine prior --prior data/profiles/h200f-refined.json "
+                     "data/profiles/h200j-refined.json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_FALSE(j["notes"].empty());
+  EXPECT_NE(j["notes"][0].get<std::string>().find("prior from 2 refined profiles"), std::string::npos)
+      << j["notes"][0];
+  CliRun plain = RunFtax("validate " + runs);
+  ASSERT_EQ(plain.rc, 0) << plain.err;
+  auto k = nlohmann::json::parse(plain.out);
+  ASSERT_EQ(j["rows"].size(), k["rows"].size());
+  // TorchScript fp16 at batch 1 is framework-bound: the prior (scales 1.6-2.1 on f and j) slows it.
+  for (size_t i = 0; i < j["rows"].size(); ++i)
+    if (j["rows"][i]["framework"] == "torchscript" && j["rows"][i]["precision"] == "fp16" &&
+        j["rows"][i]["batch"] == 1)
+      EXPECT_GT(j["rows"][i]["predicted_ms"].get<double>(), 1.2 * k["rows"][i]["predicted_ms"].get<double>());
+  EXPECT_EQ(RunFtax("validate " + runs + " --refine prior").rc, 2);
+  EXPECT_EQ(RunFtax("validate " + runs + " --prior data/profiles/h200f-refined.json").rc, 2);
+}
+
 TEST(ValidateCliTest, ComparesMeasurementsMadeInRounds) {
   // Loan o's runs were measured in four shuffled rounds: one pooled row per point.
   CliRun r = RunFtax("validate --measured data/validation/h200-2026-11-23o.torchscript-cudagraph.json "
