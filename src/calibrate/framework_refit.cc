@@ -150,6 +150,10 @@ Expected<RefitReport> PriorFromRefinedProfiles(const std::vector<HostProfile>& r
         prov["refinement"].empty())
       return InvalidInput("'" + name + "' records no refinement (provenance.refinement): a prior "
                           "needs profiles refined on real runs, e.g. data/profiles/*-refined.json");
+    if (prov.contains("refinement_method") && prov["refinement_method"].is_string() &&
+        prov["refinement_method"].get<std::string>().rfind("prior:", 0) == 0)
+      return InvalidInput("'" + name + "' was itself scaled by a prior, not refined on real runs: "
+                          "its scales would be counted twice");
     for (const nlohmann::json& e : prov["refinement"]) {
       if (!e.is_object() || !e.contains("framework") || !e["framework"].is_string() ||
           !e.contains("dispatch_scale") || !e["dispatch_scale"].is_number())

@@ -98,7 +98,8 @@ void ScaleFrameworkCosts(const std::string& framework, double scale, double scal
 // earlier refinements recorded (provenance "refinement" of refined profiles of other hosts),
 // with the standard error from their spread, as RefitReport entries whose `rows` count the
 // profiles (a framework missing from some profiles takes the median of those that have it).
-// Fails with fewer than two profiles, or, naming it, when a profile holds no refinement.
+// Fails with fewer than two profiles, or, naming it, when a profile holds no refinement or
+// one that was itself a prior.
 Expected<RefitReport> PriorFromRefinedProfiles(const std::vector<HostProfile>& refined,
                                                const std::vector<std::string>& names);
 

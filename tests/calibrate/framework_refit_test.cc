@@ -298,6 +298,12 @@ TEST(FrameworkRefitTest, PriorNeedsTwoRefinedHosts) {
   ASSERT_FALSE(unrefined.ok());
   EXPECT_NE(unrefined.status().message().find("plain.json"), std::string::npos)
       << unrefined.status().message();
+  HostProfile borrowed = RefinedWith({{"pytorch-eager", 2.4}});
+  borrowed.provenance["refinement_method"] = "prior: median of other hosts' scales";
+  Expected<RefitReport> twice =
+      PriorFromRefinedProfiles({RefinedWith({{"pytorch-eager", 2.0}}), borrowed}, {"a", "borrowed.json"});
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.status().message().find("borrowed.json"), std::string::npos);
 }
 
 }  // namespace
