@@ -8,6 +8,11 @@ and the host probe's median over the run's (where visits were probed). A stretch
 CPU-bound column ran the host side 30% slower than the run as a whole.
 
     scripts/drift_over_time.py RUN.json [RUN.json ...] [--bins 12] [--log CAMPAIGN.log]
+                               [--plot drift.png]
+
+--plot draws every visit (its median over its point's pooled median, against its place in the
+run; host-bound and GPU-bound points apart, and the probe), one panel per run file and
+framework, with gnuplot.
 
 Rows record each visit's place in the run ("visit_order"). Files written before that was
 recorded need --log, the campaign log whose "round r/R" progress lines give the visit order
@@ -59,7 +64,9 @@ def main():
     ap.add_argument("runs", nargs="+")
     ap.add_argument("--bins", type=int, default=12)
     ap.add_argument("--log", default="")
+    ap.add_argument("--plot", default="", help="write the visits as a plot (.png or .svg, gnuplot)")
     a = ap.parse_args()
+    panels = []  # (title, {series: [(x, y)]})
     log_lines = open(a.log).read().splitlines() if a.log else []
     print("| run | framework | visits | " + " | ".join(f"{k + 1}" for k in range(a.bins)) + " |")
     print("|---|---|---|" + "---|" * a.bins)
@@ -99,6 +106,56 @@ def main():
                 if all(v == "–" for v in vals):
                     continue
                 print(f"| {path.split('/')[-1]} | {fw}, {kind} | {len(mine)} | " + " | ".join(vals) + " |")
+            series = {"host-bound points": [], "GPU-bound points": [], "host probe": []}
+            for x, (_, r, i) in enumerate(mine):
+                cpu = r.get("kernel_ms", 0) < 0.5 * r["latency_ms"]["median"]
+                series["host-bound points" if cpu else "GPU-bound points"].append(
+                    (x, r["visit_medians_ms"][i] / r["latency_ms"]["median"]))
+                if probe_median and len(r.get("visit_probe_us") or []) > i:
+                    series["host probe"].append((x, r["visit_probe_us"][i] / probe_median))
+            panels.append((f"{path.split('/')[-1]}: {fw}", series))
+    if a.plot:
+        return plot(panels, a.plot)
+    return 0
+
+
+def plot(panels, path):
+    """One panel per (run, framework): each visit's ratio against its place in the run."""
+    import os
+    import subprocess
+    data, script = path + ".dat", path + ".gp"
+    png = path.endswith(".png")
+    cols = 2 if len(panels) > 1 else 1
+    rows = -(-len(panels) // cols)
+    with open(data, "w") as d, open(script, "w") as g:
+        g.write(f"set terminal {'pngcairo' if png else 'svg'} size {560 * cols},{340 * rows}\n")
+        g.write(f"set output '{path}'\nset multiplot layout {rows},{cols}\n")
+        g.write("set logscale y 2\nset yrange [0.5:2]\nset grid\nset key top left font ',8'\n"
+                "set xlabel 'visit, in the order the run made them'\n"
+                "set ylabel 'visit median / point median'\n")
+        block = 0
+        for title, series in panels:
+            g.write(f"set title '{title}' font ',9' noenhanced\n")
+            parts = []
+            for (name, pts), color in zip(series.items(), (1, 3, 7)):
+                if not pts:
+                    continue
+                for x, y in pts:
+                    d.write(f"{x} {y}\n")
+                d.write("\n\n")
+                parts.append(f"'{data}' index {block} using 1:2 with points pt 7 ps 0.35 lc {color} "
+                             f"title '{name}'")
+                block += 1
+            g.write("plot " + ", ".join(parts) + "\n")
+        g.write("unset multiplot\n")
+    res = subprocess.run(["gnuplot", script], capture_output=True, text=True)
+    if res.returncode != 0:
+        print(f"drift_over_time: gnuplot failed or is missing: {res.stderr.strip()[:300]}; data in {data}",
+              file=sys.stderr)
+        return 1
+    os.remove(script)
+    os.remove(data)
+    print(f"plot: {path}", file=sys.stderr)
     return 0
 
 

@@ -6,6 +6,7 @@ with a message naming them.
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -39,6 +40,15 @@ class DriftOverTimeTest(unittest.TestCase):
                  for l in res.stdout.splitlines() if "torchscript," in l}
         self.assertEqual(lines["torchscript, CPU-bound"], ["1.00", "1.50"])
         self.assertEqual(lines["torchscript, GPU-bound"], ["–", "1.00"])
+
+    @unittest.skipUnless(shutil.which("gnuplot"), "gnuplot not installed")
+    def test_plot_is_written(self):
+        rows = [row(1, 0.1, [2.0, 3.0], [0, 2]), row(64, 9.0, [10.0, 10.0], [1, 3])]
+        out = os.path.join(tempfile.mkdtemp(), "drift.png")
+        res, _ = self.run_script({"rows": rows}, "--plot", out)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertGreater(os.path.getsize(out), 1000)
+        self.assertFalse(os.path.exists(out + ".gp"))
 
     def test_refuses_files_without_rounds(self):
         res, name = self.run_script({"rows": [{"framework": "torchscript", "visit_medians_ms": [1.0]}]})
