@@ -138,11 +138,13 @@ void ScaleFrameworkCosts(const std::string& framework, double s, double se, Host
 }
 
 Expected<RefitReport> PriorFromRefinedProfiles(const std::vector<HostProfile>& refined,
-                                               const std::vector<std::string>& names) {
+                                               const std::vector<std::string>& names,
+                                               const std::string& gpu) {
   if (refined.size() < 2)
     return InvalidInput("a prior needs the refinements of at least two hosts (got " +
                         std::to_string(refined.size()) + "): their spread is the prior's uncertainty");
   std::map<std::string, std::vector<double>> scales;
+  std::vector<double> graph_same_gpu;  // cuda-graph scales of profiles of the target's GPU
   for (size_t i = 0; i < refined.size(); ++i) {
     const nlohmann::json& prov = refined[i].provenance;
     const std::string name = i < names.size() ? names[i] : "profile " + std::to_string(i);
@@ -158,9 +160,14 @@ Expected<RefitReport> PriorFromRefinedProfiles(const std::vector<HostProfile>& r
       if (!e.is_object() || !e.contains("framework") || !e["framework"].is_string() ||
           !e.contains("dispatch_scale") || !e["dispatch_scale"].is_number())
         return InvalidInput("'" + name + "': provenance.refinement entries need framework and dispatch_scale");
-      scales[e["framework"].get<std::string>()].push_back(e["dispatch_scale"].get<double>());
+      const std::string fw = e["framework"].get<std::string>();
+      scales[fw].push_back(e["dispatch_scale"].get<double>());
+      if (fw == "cuda-graph" && !gpu.empty() && refined[i].host.is_object() &&
+          refined[i].host.value("gpu", "") == gpu)
+        graph_same_gpu.push_back(e["dispatch_scale"].get<double>());
     }
   }
+  if (graph_same_gpu.size() >= 2) scales["cuda-graph"] = graph_same_gpu;
   RefitReport rep;
   for (const auto& [fw, v] : scales) {
     const double s = Median(v);
@@ -173,14 +180,14 @@ Expected<RefitReport> PriorFromRefinedProfiles(const std::vector<HostProfile>& r
   return rep;
 }
 
-Expected<RefitReport> LoadPrior(const std::vector<std::string>& paths) {
+Expected<RefitReport> LoadPrior(const std::vector<std::string>& paths, const std::string& gpu) {
   std::vector<HostProfile> refined;
   for (const std::string& path : paths) {
     Expected<HostProfile> p = LoadHostProfile(path);
     if (!p.ok()) return p.status();
     refined.push_back(std::move(p.value()));
   }
-  return PriorFromRefinedProfiles(refined, paths);
+  return PriorFromRefinedProfiles(refined, paths, gpu);
 }
 
 void ApplyScales(const RefitReport& report, HostProfile* profile) {

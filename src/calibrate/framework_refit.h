@@ -100,11 +100,16 @@ void ScaleFrameworkCosts(const std::string& framework, double scale, double scal
 // profiles (a framework missing from some profiles takes the median of those that have it).
 // Fails with fewer than two profiles, or, naming it, when a profile holds no refinement or
 // one that was itself a prior.
+// With `gpu` (the target's host.gpu), the cuda-graph scale, a property of the GPU and its
+// driver, is taken from the profiles of that GPU only when at least two have one; the CPU-side
+// frameworks' scales come from every profile.
 Expected<RefitReport> PriorFromRefinedProfiles(const std::vector<HostProfile>& refined,
-                                               const std::vector<std::string>& names);
+                                               const std::vector<std::string>& names,
+                                               const std::string& gpu = "");
 
 // PriorFromRefinedProfiles of the profiles in these files (errors name the file).
-Expected<RefitReport> LoadPrior(const std::vector<std::string>& refined_profile_paths);
+Expected<RefitReport> LoadPrior(const std::vector<std::string>& refined_profile_paths,
+                                const std::string& gpu = "");
 
 // ScaleFrameworkCosts for every framework of `report`.
 void ApplyScales(const RefitReport& report, HostProfile* profile);

@@ -281,7 +281,8 @@ int RunValidate(const ValidateOptions& o) {
     return ReportError("validate", InvalidInput("--refine prior and --prior FILE... go together"));
   std::string prior_note;
   if (o.refine == "prior") {
-    Expected<RefitReport> prior = LoadPrior(o.prior);
+    const std::string gpu = profile->host.is_object() ? profile->host.value("gpu", "") : "";
+    Expected<RefitReport> prior = LoadPrior(o.prior, gpu);
     if (!prior.ok()) return ReportError("validate", prior.status());
     ApplyScales(prior.value(), &profile.value());
     prior_note = "prior from " + std::to_string(o.prior.size()) + " refined profiles:";

@@ -290,6 +290,30 @@ TEST(FrameworkRefitTest, PriorIsTheMedianOfOtherHostsScales) {
   EXPECT_DOUBLE_EQ(p.frameworks.at("torchscript").call_us.value, call);
 }
 
+// The graph replay's scale belongs to the GPU: with the target's GPU named, it comes from the
+// profiles of that GPU when two or more have one; CPU-side scales come from every profile.
+TEST(FrameworkRefitTest, PriorTakesTheGraphScaleFromHostsOfTheSameGpu) {
+  auto host = [](std::string gpu, double graph, double eager) {
+    HostProfile p = RefinedWith({{"cuda-graph", graph}, {"pytorch-eager", eager}});
+    p.host = {{"gpu", gpu}};
+    return p;
+  };
+  std::vector<HostProfile> hosts = {host("H100", 0.75, 2.0), host("H100", 0.80, 3.0),
+                                    host("H200", 1.10, 2.5), host("H200", 1.16, 2.6)};
+  const std::vector<std::string> names = {"a", "b", "c", "d"};
+  Expected<RefitReport> h200 = PriorFromRefinedProfiles(hosts, names, "H200");
+  ASSERT_TRUE(h200.ok()) << h200.status().message();
+  EXPECT_NEAR(h200->frameworks[0].scale, 1.13, 1e-12);  // cuda-graph: c and d
+  EXPECT_EQ(h200->frameworks[0].rows, 2);
+  EXPECT_NEAR(h200->frameworks[1].scale, 2.55, 1e-12);  // pytorch-eager: all four
+  EXPECT_EQ(h200->frameworks[1].rows, 4);
+  // An unknown GPU, or none named: every profile.
+  Expected<RefitReport> other = PriorFromRefinedProfiles(hosts, names, "A100");
+  ASSERT_TRUE(other.ok());
+  EXPECT_NEAR(other->frameworks[0].scale, (0.80 + 1.10) / 2, 1e-12);
+  EXPECT_EQ(other->frameworks[0].rows, 4);
+}
+
 TEST(FrameworkRefitTest, PriorNeedsTwoRefinedHosts) {
   Expected<RefitReport> one = PriorFromRefinedProfiles({RefinedWith({{"pytorch-eager", 2.0}})}, {"a"});
   EXPECT_FALSE(one.ok());
