@@ -62,11 +62,11 @@ def profiled_row(m, xs, name, spec, kind, p, b, seq, models_dir):
 def host_probe_us(x0):
     """How fast the host's CPU side is right now, as Python eager sees it: time per op of the
     bench's 64-op kernel chain (`x = x + 1.0` on an 8x8 CUDA tensor, the host is the bound;
-    bench_eager.py's "kernel" row of 64 ops times the same), the median of three chains, in
+    bench_eager.py's "kernel" row of 64 ops times the same), the median of five chains, in
     microseconds per op. Timed before each visit when measuring in rounds."""
     import torch
     per_op = []
-    for _ in range(3):
+    for _ in range(5):
         torch.cuda.synchronize()
         t0 = time.perf_counter()
         x = x0

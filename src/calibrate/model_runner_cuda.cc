@@ -98,10 +98,11 @@ Timed TimeIters(F fn, double budget_s, int rounds, int warmup) {
 // How fast the host's CPU side is right now: LibTorch's time per op of the bench's 64-op
 // kernel chain (`x = x + 1` on an 8x8 CUDA tensor, each op one tiny kernel, so the host is
 // the bound; `ftax bench`'s libtorch-eager "kernel" row of 64 ops times the same), the
-// median of three chains, in microseconds per op.
+// median of five chains (three, on loan o, let a blip of the host through now and then), in
+// microseconds per op.
 double HostProbeUs(const at::Tensor& x0) {
   std::vector<double> per_op;
-  for (int rep = 0; rep < 3; ++rep) {
+  for (int rep = 0; rep < 5; ++rep) {
     cudaDeviceSynchronize();
     auto t0 = Clock::now();
     at::Tensor x = x0;
