@@ -55,7 +55,7 @@ for stage in "$@"; do
         PYTHONUNBUFFERED=1 python3 scripts/export_torchscript.py --out /tmp/models --models "$MODELS" \
           --precisions "$PRECISIONS" 2>&1 | tee -a "$out/campaign.log" | tail -2
       # One sweep over every file: with ROUNDS > 1 each point is visited ROUNDS times in
-      # shuffled order and its samples pooled (docs/validation.md, "measuring in rounds").
+      # shuffled order and its samples pooled (docs/validation.md, log entry 22).
       files=()
       for m in ${MODELS//,/ }; do for p in ${PRECISIONS//,/ }; do
         [ -f "/tmp/models/$m.$p.pt" ] && files+=("/tmp/models/$m.$p.pt") || log "no /tmp/models/$m.$p.pt"

@@ -184,14 +184,14 @@ def main():
                         ev.append(s.elapsed_time(e))
                     if pt["row"] is None:
                         pt["row"] = profiled_row(m, xs, name, spec, kind, p, b, a.seq, a.models_dir)
+                lat = spread(host)
                 pt["host"] += host
                 pt["ev"] += ev
-                pt["visits"].append(spread(host)["median"])
+                pt["visits"].append(lat["median"])
                 if probe_us is not None:
                     pt["probes"].append(probe_us)
                     pt["order"].append(visits)
                     visits += 1
-                lat = spread(host)
                 row = pt["row"]
                 tag = f"round {r + 1}/{rounds} " if rounds > 1 else ""
                 print(f"{tag}eager {name} {p} b{b}: {lat['median']:.2f} ms "

@@ -46,17 +46,16 @@ int RepsPerVisit(double visit_budget_s, double one_iter_s, int rounds, int min_t
 // timed just before it (the bench's 64-op kernel chain, microseconds per op; negative: none).
 // The probe tells how fast the host's CPU side was during the visit, so a visit slower than
 // the point's others can be told apart from a slow host stretch, and, set beside the bench's
-// own chain of 64, how the host compares with the one the profile was calibrated on. `order` is the visit's place
-// among all visits of the run (negative: not recorded); with it scripts/drift_over_time.py
-// shows how the host's speed moved over the run.
+// own chain of 64, how the host compares with the one the profile was calibrated on. `order`
+// is the visit's place among all visits of the run (negative: not recorded); with it
+// scripts/drift_over_time.py shows how the host's speed moved over the run.
 void AddVisit(const std::vector<double>& host_ms, const std::vector<double>& event_ms,
               RoundedPoint* p, double probe_us = -1, int64_t order = -1);
 
 // The measured row of `p` from its pooled samples: latency_ms and event_ms spreads,
 // framework_ms_measured = pooled median latency - kernel_ms, and with more than one visit
-// "visit_medians_ms", "visit_probe_us" and "visit_order" (where recorded) and "samples_ms" (the pooled host
-// samples). Null for a point without
-// samples.
+// "visit_medians_ms", "visit_probe_us" and "visit_order" (where recorded) and "samples_ms"
+// (the pooled host samples). Null for a point without samples.
 nlohmann::json PooledRow(const RoundedPoint& p);
 
 // PooledRow of every point with samples, in the points' order.

@@ -177,8 +177,10 @@ int RunCalibrate(const CalibrateOptions& o) {
     files.push_back(path);
   }
   Measurements all = MergeMeasurements(parts);
-  // The prior is read before the fit too, so that a bad file fails at once.
-  Expected<RefitReport> prior = o.prior.empty() ? Expected<RefitReport>(RefitReport{}) : LoadPrior(o.prior);
+  // The prior is read before the fit, so that a bad file fails at once; the profile's host is
+  // the measurements', whose GPU picks the hosts the cuda-graph scale comes from.
+  const std::string gpu = all.host.is_object() ? all.host.value("gpu", "") : "";
+  Expected<RefitReport> prior = o.prior.empty() ? Expected<RefitReport>(RefitReport{}) : LoadPrior(o.prior, gpu);
   if (!prior.ok()) return ReportError("calibrate", prior.status());
   Expected<Calibration> c = Calibrate(all, o.fit);
   if (!c.ok()) return ReportError("calibrate", c.status());
@@ -204,9 +206,6 @@ int RunCalibrate(const CalibrateOptions& o) {
   if (profile.synthetic)
     profile.provenance["notes"] = "fitted from SYNTHETIC measurements; not a real host";
   if (!o.prior.empty()) {
-    // Again, now that the fit knows the GPU: its cuda-graph scale comes from that GPU's hosts.
-    prior = LoadPrior(o.prior, profile.host.is_object() ? profile.host.value("gpu", "") : "");
-    if (!prior.ok()) return ReportError("calibrate", prior.status());
     ApplyScales(prior.value(), &profile);
     RecordRefinement(prior.value(), o.prior,
                      {{"refinement_method",

@@ -322,7 +322,9 @@ void SetupValidateCommand(CLI::App& app) {
       "shuffled order and pools the samples, so host drift over the run reaches all alike. With\n"
       "--measured FILE (anywhere): compare earlier measurements, e.g. from\n"
       "scripts/validate_eager.py. With --profile, print prediction vs measurement per point,\n"
-      "the share within tolerance, bound agreement and crossover batches.");
+      "the share within tolerance, bound agreement, crossover batches, and each miss with its\n"
+      "likeliest cause (host drift, framework overhead, or kernel time and the class that moved).\n"
+      "--refine prior --prior REFINED... predicts a host no model ran on with other hosts' scales.");
   cmd->add_option("model", o->models,
                   "TorchScript model file(s) to run (CUDA builds); several are measured in one sweep");
   cmd->add_option("--meta", o->meta, "JSON describing the model's inputs and arch spec (default: MODEL with .json)");
