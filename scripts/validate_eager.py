@@ -1,10 +1,15 @@
 #!/usr/bin/env python3
 """Measures the validation models (model_zoo.py) in Python eager PyTorch, the way a careful
-user would: random weights, warm-up, per-iteration host time with synchronization (median,
-p10, p90), CUDA-event time, and one profiled pass (PyTorch's profiler, which reads CUPTI)
-giving kernels per iteration, kernel time by kernel name and the ATen ops dispatched from
-Python. Writes rows to --out as it goes (docs/validation.md, "File formats").
-`ftax validate --measured FILE --profile P` puts predictions beside them.
+user would: random weights, under torch.inference_mode() (or torch.no_grad(), --grad-mode),
+warm-up, per-iteration host time with synchronization (median, p10, p90) and CUDA-event
+time, all with no profiler attached; then, after every point is timed, one profiled pass per
+point (PyTorch's profiler, which reads CUPTI) giving kernels per iteration, kernel time by
+kernel name and the ATen ops dispatched from Python. With --graphs the eager module is also
+captured as a CUDA graph (torch.cuda.graph around the eager call, the paper's "PyTorch + CUDA
+Graphs") and its replays timed: rows with framework "cuda-graph", "captured_from": "eager".
+Writes rows to --out as it goes (docs/validation.md, "File formats"); rows whose profiled
+pass has not run yet carry "kernels_pending": true. `ftax validate --measured FILE --profile P`
+puts predictions beside them.
 """
 import argparse
 import json
@@ -20,15 +25,31 @@ from spread import spread  # noqa: E402
 
 
 
-def profiled_row(m, xs, name, spec, kind, p, b, seq, models_dir):
-    """The row's fields from one profiled pass (PyTorch's profiler, which reads CUPTI):
-    kernels per iteration, kernel time by kernel name, ATen ops dispatched from Python."""
+def base_row(name, spec, kind, p, b, seq, xs, models_dir, framework, mode):
+    """The fields that say which point a row measured, and how."""
+    row = {"model": name, "arch": spec, "framework": framework, "precision": p,
+           "batch": b, "seq": seq if kind == "text" else None, "mode": mode,
+           "timing": "no-profiler", "kernels_pending": True}
+    if framework == "cuda-graph":
+        row["captured_from"] = "eager"
+    pt = os.path.join(models_dir, f"{name}.{p}.pt") if models_dir else ""
+    if pt and os.path.exists(pt):
+        row["source"] = pt
+        row["inputs"] = [{"shape": list(x.shape), "dtype": str(x.dtype).replace("torch.", "")}
+                         for x in xs]
+    return row
+
+
+def profiled_fields(fn):
+    """Kernel fields of a row from one profiled pass of `fn` (PyTorch's profiler, which reads
+    CUPTI), run after all timing: kernels per iteration, kernel time by kernel name, ATen ops
+    dispatched from Python."""
     import torch
     from torch.profiler import ProfilerActivity, profile
     iters = 3
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         for _ in range(iters):
-            m(*xs)
+            fn()
         torch.cuda.synchronize()
     kernels = {}
     aten_top = 0
@@ -46,17 +67,9 @@ def profiled_row(m, xs, name, spec, kind, p, b, seq, models_dir):
             par = evt.cpu_parent
             if par is None or not par.name.startswith("aten::"):
                 aten_top += 1
-    row = {"model": name, "arch": spec, "framework": "pytorch-eager", "precision": p,
-           "batch": b, "seq": seq if kind == "text" else None,
-           "kernels_per_iter": nk / iters, "kernel_ms": kernel_us / iters / 1e3,
-           "aten_ops_per_iter": aten_top / iters,
-           "kernels": {k: [v[0] / iters, v[1] / iters] for k, v in kernels.items()}}
-    pt = os.path.join(models_dir, f"{name}.{p}.pt") if models_dir else ""
-    if pt and os.path.exists(pt):
-        row["source"] = pt
-        row["inputs"] = [{"shape": list(x.shape), "dtype": str(x.dtype).replace("torch.", "")}
-                         for x in xs]
-    return row
+    return {"kernels_per_iter": nk / iters, "kernel_ms": kernel_us / iters / 1e3,
+            "aten_ops_per_iter": aten_top / iters,
+            "kernels": {k: [v[0] / iters, v[1] / iters] for k, v in kernels.items()}}
 
 
 def host_probe_us(x0):
@@ -86,7 +99,8 @@ def pooled_rows(points, rounds):
         row = dict(pt["row"])
         row["latency_ms"] = spread(pt["host"])
         row["event_ms"] = spread(pt["ev"])
-        row["framework_ms_measured"] = max(0.0, row["latency_ms"]["median"] - row["kernel_ms"])
+        if "kernel_ms" in row:
+            row["framework_ms_measured"] = max(0.0, row["latency_ms"]["median"] - row["kernel_ms"])
         if rounds > 1:
             row["rounds"] = rounds
             row["visit_medians_ms"] = pt["visits"]
@@ -111,6 +125,10 @@ def main():
     ap.add_argument("--rounds", type=int, default=1,
                     help="visit every point this many times in shuffled order, pooling the samples")
     ap.add_argument("--seed", type=int, default=1, help="seed of the shuffled round orders")
+    ap.add_argument("--grad-mode", choices=["inference", "no_grad"], default="inference",
+                    help="torch.inference_mode() (what inference code should use) or torch.no_grad()")
+    ap.add_argument("--graphs", action="store_true",
+                    help="also capture the eager module as a CUDA graph and time its replays")
     ap.add_argument("--models-dir", default="",
                     help="where export_torchscript.py wrote NAME.PRECISION.pt: rows then name that file "
                          "and their inputs, so ftax can predict from the trace (models without an arch spec)")
@@ -122,7 +140,10 @@ def main():
            "host": {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__,
                     "python": platform.python_version(),
                     "sm_count": torch.cuda.get_device_properties(0).multi_processor_count},
-           "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "rows": [], "failures": []}
+           "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "rows": [], "failures": [],
+           "mode": a.grad_mode,
+           "timing": "host clock per iteration with torch.cuda.synchronize, no profiler attached; "
+                     "kernel records from a profiled pass after all timing"}
     if a.rounds > 1:
         doc["rounds"] = {"rounds": a.rounds, "seed": a.seed}
 
@@ -142,12 +163,35 @@ def main():
             except Exception as e:
                 doc["failures"].append({"model": name, "precision": p, "error": repr(e)[:300]})
                 flush()
-    points = [{"model": name, "precision": p, "batch": int(b), "host": [], "ev": [], "visits": [],
-               "probes": [], "order": [], "row": None, "failed": False}
-              for (name, p) in built for b in a.batches.split(",")]
+    grad_ctx = torch.inference_mode if a.grad_mode == "inference" else torch.no_grad
+    frameworks = ["pytorch-eager"] + (["cuda-graph"] if a.graphs else [])
+    points = [{"model": name, "precision": p, "batch": int(b), "framework": fw, "host": [], "ev": [],
+               "visits": [], "probes": [], "order": [], "row": None, "failed": False}
+              for (name, p) in built for b in a.batches.split(",") for fw in frameworks]
     rounds = max(1, a.rounds)
     probe = torch.randn(8, 8, device=dev)
     visits = 0
+
+    def prepared(pt):
+        """The point's model, inputs, and the function one iteration calls: the eager module,
+        or the replay of a CUDA graph captured from it (warmed up on a side stream first)."""
+        name, p, b = pt["model"], pt["precision"], pt["batch"]
+        m = built[(name, p)]
+        xs = model_zoo.cast_inputs(model_zoo.inputs(name, b, a.seq, dev), dtypes[p])
+        if pt["framework"] == "pytorch-eager":
+            return m, xs, (lambda: m(*xs)), None
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side), grad_ctx():
+            for _ in range(3):
+                m(*xs)
+        torch.cuda.current_stream().wait_stream(side)
+        g = torch.cuda.CUDAGraph()
+        with grad_ctx(), torch.cuda.graph(g):
+            m(*xs)
+        torch.cuda.synchronize()
+        return m, xs, g.replay, g
+
     for r in range(rounds):
         order = list(range(len(points)))
         if rounds > 1:
@@ -158,16 +202,15 @@ def main():
                 continue
             name, p, b = pt["model"], pt["precision"], pt["batch"]
             spec, kind = model_zoo.MODELS[name]
-            m = built[(name, p)]
             try:
-                xs = model_zoo.cast_inputs(model_zoo.inputs(name, b, a.seq, dev), dtypes[p])
                 probe_us = host_probe_us(probe) if rounds > 1 else None
-                with torch.no_grad():
+                with grad_ctx():
+                    m, xs, fn, graph = prepared(pt)
                     for _ in range(3 if not pt["visits"] else 2):
-                        m(*xs)
+                        fn()
                     torch.cuda.synchronize()
                     t0 = time.perf_counter()
-                    m(*xs)
+                    fn()
                     torch.cuda.synchronize()
                     one = time.perf_counter() - t0
                     lo = -(-10 // rounds)  # ceil: at least 10 samples over all visits
@@ -177,13 +220,15 @@ def main():
                         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                         t0 = time.perf_counter()
                         s.record()
-                        m(*xs)
+                        fn()
                         e.record()
                         torch.cuda.synchronize()
                         host.append((time.perf_counter() - t0) * 1e3)
                         ev.append(s.elapsed_time(e))
                     if pt["row"] is None:
-                        pt["row"] = profiled_row(m, xs, name, spec, kind, p, b, a.seq, a.models_dir)
+                        pt["row"] = base_row(name, spec, kind, p, b, a.seq, xs, a.models_dir,
+                                             pt["framework"], a.grad_mode)
+                    del graph
                 lat = spread(host)
                 pt["host"] += host
                 pt["ev"] += ev
@@ -192,14 +237,13 @@ def main():
                     pt["probes"].append(probe_us)
                     pt["order"].append(visits)
                     visits += 1
-                row = pt["row"]
                 tag = f"round {r + 1}/{rounds} " if rounds > 1 else ""
-                print(f"{tag}eager {name} {p} b{b}: {lat['median']:.2f} ms "
-                      f"[{lat['p10']:.2f}, {lat['p90']:.2f}] kernels {row['kernels_per_iter']:.0f} "
-                      f"kernel {row['kernel_ms']:.2f} ms aten {row['aten_ops_per_iter']:.0f}", file=sys.stderr)
+                print(f"{tag}{pt['framework']} {name} {p} b{b}: {lat['median']:.2f} ms "
+                      f"[{lat['p10']:.2f}, {lat['p90']:.2f}]", file=sys.stderr)
             except Exception as e:
                 pt["failed"] = True
-                doc["failures"].append({"model": name, "precision": p, "batch": b, "error": repr(e)[:300]})
+                doc["failures"].append({"model": name, "precision": p, "batch": b,
+                                        "framework": pt["framework"], "error": repr(e)[:300]})
                 torch.cuda.empty_cache()
             if rounds == 1:
                 doc["rows"] = pooled_rows(points, rounds)
@@ -208,6 +252,28 @@ def main():
             doc["rows"] = pooled_rows(points, rounds)
             flush()
             print(f"round {r + 1}/{rounds} written", file=sys.stderr)
+    # Kernel records last, when every latency has been timed: the profiler attaches CUPTI,
+    # which slows launches, and nothing timed may run while it is attached.
+    for k, pt in enumerate(points):
+        if pt["row"] is None or pt["failed"]:
+            continue
+        try:
+            with grad_ctx():
+                m, xs, fn, graph = prepared(pt)
+                fn()
+                torch.cuda.synchronize()
+                pt["row"].update(profiled_fields(fn))
+                pt["row"].pop("kernels_pending", None)
+                del graph
+            row = pt["row"]
+            print(f"kernels {k + 1}/{len(points)} {pt['framework']} {pt['model']} {pt['precision']} "
+                  f"b{pt['batch']}: {row['kernels_per_iter']:.0f} kernels, {row['kernel_ms']:.2f} ms",
+                  file=sys.stderr)
+        except Exception as e:
+            doc["failures"].append({"model": pt["model"], "precision": pt["precision"], "batch": pt["batch"],
+                                    "framework": pt["framework"], "error": "kernel pass: " + repr(e)[:300]})
+        doc["rows"] = pooled_rows(points, rounds)
+        flush()
     doc["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     flush()
     return 0

@@ -6,7 +6,9 @@
 // replay, and Python eager through the host's python3), for several N, so that the cost per
 // dispatch (slope) and per call (intercept) separate. Rows are written to the output file as
 // they are measured; a point that fails (out of memory, unsupported dtype) is recorded under
-// "failures" and the run goes on.
+// "failures" and the run goes on. An interrupted run keeps every finished row, and a rerun
+// with `resume` measures only the rows the file lacks. Host times are taken with no profiler
+// attached (CUPTI is detached while the host clock runs; kernel records are separate passes).
 //
 //   BenchOptions o; o.output = "h200.measurements.json"; o.quick = true;
 //   Status s = RunBench(o, [](const std::string& line) { std::cerr << line << "\n"; });
@@ -31,6 +33,7 @@ struct BenchOptions {
   std::string output;                // measurement file (required)
   std::string python = "python3";    // interpreter for the pytorch-eager benchmark
   std::string eager_script;          // path of scripts/bench_eager.py (auto if empty)
+  bool resume = false;               // keep the rows an earlier run wrote to `output`
 };
 
 using ProgressFn = std::function<void(const std::string&)>;

@@ -1,4 +1,6 @@
-// RunBench on a CUDA host: LibTorch microbenchmarks timed with CUPTI records.
+// RunBench on a CUDA host: LibTorch microbenchmarks. Kernel sweeps are timed from CUPTI
+// records; dispatch chains by the host clock with CUPTI detached, their kernel records taken
+// in a pass of their own.
 #include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -15,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "calibrate/bench.h"
@@ -22,6 +25,7 @@
 #include "calibrate/kernel_tracer.h"
 #include "common/percentile.h"
 #include "calibrate/result_writer.h"
+#include "calibrate/run_resume.h"
 #include "graph/graph.h"
 
 namespace ftax {
@@ -108,7 +112,10 @@ class Bench {
 
  public:
   Bench(const BenchOptions& o, const ProgressFn& p, ResultWriter* w)
-      : opt_(o), progress_(p), out_(w), dev_(at::kCUDA, o.device) {}
+      : opt_(o), progress_(p), out_(w), dev_(at::kCUDA, o.device) {
+    for (const char* list : {"kernels", "dispatch"})
+      for (const std::string& k : RowKeys(w->doc(), list)) done_.insert(k);
+  }
 
   Status RunKernels() {
     for (const std::string& d : opt_.dtypes) {
@@ -140,6 +147,11 @@ class Bench {
   }
   int Reps() const { return opt_.quick ? 8 : 20; }
 
+  // True when the file being resumed already holds this row (fields that identify it only).
+  bool Done(const std::string& list, const json& id) const {
+    return !done_.empty() && done_.count(RowKey(list, id)) > 0;
+  }
+
   void Fail(const std::string& what, const std::string& err) {
     progress_("  failed: " + what + ": " + err);
     out_->Append("failures", {{"what", what}, {"error", err.substr(0, 300)}});
@@ -161,6 +173,8 @@ class Bench {
       for (auto [c, hw] : shapes) {
         const std::string label = "batch_norm n" + std::to_string(n) + " " + std::to_string(c) +
                                   "x" + std::to_string(hw) + "x" + std::to_string(hw);
+        if (Done("kernels", {{"class", "norm"}, {"dtype", d}, {"variant", "batch_norm"}, {"label", label}}))
+          continue;
         try {
           at::Tensor x = at::randn({n, c, hw, hw}, Opts(d));
           at::Tensor g = at::ones({c}, Opts(d)), b = at::zeros({c}, Opts(d));
@@ -192,6 +206,9 @@ class Bench {
   template <class F>
   void KernelRow(const std::string& cls, const std::string& dtype, const std::string& label,
                  json work, F fn) {
+    if (Done("kernels", {{"class", cls}, {"dtype", dtype}, {"variant", work.value("variant", json(nullptr))},
+                         {"label", label}}))
+      return;
     try {
       KernelTiming t = TimeKernels(fn, 3, Reps());
       if (t.kernels_per_call <= 0) {
@@ -521,6 +538,8 @@ class Bench {
   // GPU kernel count, kernel time and span of one call: medians over per-call CUPTI records.
   template <class F>
   KernelSummary GpuSummaryOfCall(F fn) {
+    KernelTracer::Scope tracing;  // after the call's timing, never during it
+    if (!tracing.status().ok()) return KernelSummary{-1, -1, -1};
     fn();
     KernelTracer::Collect();
     std::vector<double> count, kern, span;
@@ -554,6 +573,9 @@ class Bench {
     for (DispatchClass c : classes) {
       for (int n : ns) {
         std::string what = std::string(FrameworkName(f)) + " " + DispatchClassName(c) + " x" + std::to_string(n);
+        if (Done("dispatch", {{"framework", FrameworkName(f)}, {"class", DispatchClassName(c)}, {"n_ops", n},
+                              {"modules", 0}}))
+          continue;
         try {
           at::Tensor w = at::randn({8, 8}, o);
           at::Tensor x0 = at::randn({8, 8}, o);
@@ -637,6 +659,9 @@ class Bench {
         }
         for (int n : blocks) {
           const std::string what = "cuda-graph " + chain + " " + dt + " x" + std::to_string(n);
+          if (Done("dispatch", {{"framework", "cuda-graph"}, {"class", "kernel"}, {"chain", chain},
+                                {"dtype", dt}, {"n_ops", n}, {"modules", 0}}))
+            continue;
           try {
             at::cuda::CUDAGraph graph;
             auto stream = c10::cuda::getStreamFromPool();
@@ -657,7 +682,8 @@ class Bench {
             json row = {{"framework", "cuda-graph"}, {"class", "kernel"}, {"chain", chain},
                         {"dtype", dt}, {"n_ops", n}, {"nodes", g.kernels_per_call},
                         {"modules", 0}, {"call_us", SpreadJson(calls)},
-                        {"gpu_kernel_us", g.kernel_us_per_call}, {"gpu_span_us", g.span_us_per_call}};
+                        {"gpu_kernel_us", g.kernel_us_per_call >= 0 ? json(g.kernel_us_per_call) : json(nullptr)},
+                        {"gpu_span_us", g.span_us_per_call >= 0 ? json(g.span_us_per_call) : json(nullptr)}};
             out_->Append("dispatch", row);
           } catch (const std::exception& e) {
             Fail(what, e.what());
@@ -672,6 +698,7 @@ class Bench {
   ResultWriter* out_;
   at::Device dev_;
   int rows_ = 0;
+  std::set<std::string> done_;  // rows of the file being resumed
 };
 
 std::string DefaultEagerScript() {
@@ -695,24 +722,46 @@ Status RunBench(const BenchOptions& opt, const ProgressFn& progress) {
                  {"started", UtcNow()}, {"kernels", json::array()}, {"dispatch", json::array()},
                  {"failures", json::array()},
                  {"notes", {"TorchScript chains ran with the TensorExpr fuser off, so each op is one node",
-                            "kernel_us is the sum of CUPTI kernel durations of one call"}}};
+                            "kernel_us is the sum of CUPTI kernel durations of one call",
+                            "call_us is host time with no profiler attached; gpu_kernel_us and gpu_span_us "
+                            "come from a separate traced pass"}},
+                 {"host_timing", "no-profiler"}};
+  if (opt.resume) {
+    Expected<json> old = ReadRunToResume(opt.output, "ftax-measurements");
+    if (!old.ok()) return old.status();
+    if (!old->is_null()) {
+      const std::string gpu = header["host"].value("gpu", ""), was = (*old)["host"].value("gpu", "");
+      if (gpu != was)
+        return InvalidInput("--resume: '" + opt.output + "' was measured on " + was + ", this host has " + gpu);
+      json resumed = old->value("resumed", json::array());
+      resumed.push_back(UtcNow());
+      header = *old;
+      header["resumed"] = resumed;
+      header["failures"] = json::array();  // what failed before is tried again
+      progress("resuming: " + std::to_string(header["kernels"].size()) + " kernel rows and " +
+               std::to_string(header["dispatch"].size()) + " dispatch rows kept");
+    }
+  }
   ResultWriter out(opt.output, header);
-  Status s = out.Set("started", UtcNow());
-  if (!s.ok()) return s;
-  s = KernelTracer::Start();
+  Status s = out.Set("started", header.value("started", UtcNow()));
   if (!s.ok()) return s;
   torch::NoGradGuard no_grad;
   torch::jit::setTensorExprFuserEnabled(false);
   Bench bench(opt, progress, &out);
   auto t0 = Clock::now();
-  if (opt.kernels) {
+  if (opt.kernels) {  // kernel times are CUPTI's records: tracing stays on for the sweeps
+    KernelTracer::Scope tracing;
+    if (!tracing.status().ok()) return tracing.status();
     s = bench.RunKernels();
     if (!s.ok()) return s;
   }
   s = bench.RunDispatch();
   if (!s.ok()) return s;
   torch::jit::setTensorExprFuserEnabled(true);
-  if (std::find(opt.frameworks.begin(), opt.frameworks.end(), Framework::kPytorchEager) !=
+  bool eager_done = false;  // a resumed file that has Python-eager rows keeps them
+  for (const json& row : out.doc()["dispatch"])
+    eager_done = eager_done || row.value("framework", "") == "pytorch-eager";
+  if (!eager_done && std::find(opt.frameworks.begin(), opt.frameworks.end(), Framework::kPytorchEager) !=
       opt.frameworks.end()) {
     std::string script = opt.eager_script.empty() ? DefaultEagerScript() : opt.eager_script;
     std::string part = opt.output + ".eager.json";
@@ -740,7 +789,6 @@ Status RunBench(const BenchOptions& opt, const ProgressFn& progress) {
     }
     std::remove(part.c_str());
   }
-  KernelTracer::Stop();
   out.Set("finished", UtcNow());
   out.Set("wall_s", std::chrono::duration<double>(Clock::now() - t0).count());
   return Status::Ok();

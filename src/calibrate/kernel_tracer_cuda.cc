@@ -77,7 +77,7 @@ Status KernelTracer::Start() {
 
 std::vector<KernelRecord> KernelTracer::Collect() {
   cudaDeviceSynchronize();
-  cuptiActivityFlushAll(1);
+  if (Enabled()) cuptiActivityFlushAll(1);  // any CUPTI call would attach it again
   std::lock_guard<std::mutex> lock(Mu());
   std::vector<KernelRecord> out;
   out.swap(Records());
@@ -88,9 +88,15 @@ std::vector<KernelRecord> KernelTracer::Collect() {
 
 void KernelTracer::Stop() {
   if (!Enabled()) return;
+  cudaDeviceSynchronize();
   cuptiActivityFlushAll(1);
   cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  // Detach CUPTI entirely (its callbacks stay in the launch path otherwise); the records
+  // gathered so far stay in Records() for a later Collect().
+  cuptiFinalize();
   Enabled() = false;
 }
+
+bool KernelTracer::Active() { return Enabled(); }
 
 }  // namespace ftax

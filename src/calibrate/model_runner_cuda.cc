@@ -7,13 +7,18 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "calibrate/kernel_tracer.h"
 #include "calibrate/measurement_rounds.h"
+#include "calibrate/result_writer.h"
 #include "common/percentile.h"
 #include "calibrate/model_runner.h"
 
@@ -30,13 +35,6 @@ at::ScalarType ScalarOf(const std::string& d) {
   if (d == "bfloat16" || d == "bf16") return at::kBFloat16;
   if (d == "bool") return at::kBool;
   return at::kFloat;
-}
-
-// The inputs as rows record them, so that the comparison can walk the same file.
-json InputsJson(const RunOptions& o) {
-  json a = json::array();
-  for (const ModelInput& mi : o.inputs) a.push_back({{"shape", mi.shape}, {"dtype", mi.dtype}});
-  return a;
 }
 
 std::vector<c10::IValue> MakeInputs(const RunOptions& o, int64_t batch, const at::Device& dev) {
@@ -113,12 +111,14 @@ double HostProbeUs(const at::Tensor& x0) {
   return Percentile(per_op, 0.5);
 }
 
-// CUPTI kernels of `iters` iterations, each followed by a device synchronize: per kernel name
+// CUPTI kernels of `iters` iterations, in a traced pass after the timed ones, each followed by a device synchronize: per kernel name
 // its count and time per iteration; the totals; and the median GPU span of one iteration (first
 // kernel start to last kernel end), whose excess over the kernel time is the GPU's idle time
 // between kernels.
 template <class F>
 json KernelsOf(F fn, int iters, double* kernel_ms, double* per_iter, double* span_ms) {
+  KernelTracer::Scope tracing;  // CUPTI on for this pass only, detached at its end
+  if (!tracing.status().ok()) throw std::runtime_error(tracing.status().message());
   KernelTracer::Collect();
   std::vector<KernelRecord> rec;
   std::vector<double> spans;
@@ -147,127 +147,125 @@ json KernelsOf(F fn, int iters, double* kernel_ms, double* per_iter, double* spa
 
 }  // namespace
 
-Status MeasureModels(const std::vector<RunOptions>& models, const RoundOptions& ro,
-                     const ProgressFn& progress, ResultWriter* out) {
-  if (!torch::cuda::is_available()) return Unsupported("no CUDA device is visible to LibTorch");
-  if (models.empty()) return InvalidInput("no model to measure");
-  const int rounds = std::max(1, ro.rounds);
-  std::vector<torch::jit::Module> modules;
-  for (const RunOptions& o : models) {
-    try {
-      modules.push_back(torch::jit::load(o.model_path, at::Device(at::kCUDA, o.device)));
-    } catch (const std::exception& e) {
-      return InvalidInput("cannot load TorchScript model '" + o.model_path + "': " +
-                          std::string(e.what()).substr(0, 400));
-    }
-    modules.back().eval();
+// The op a failed CUDA-graph capture stopped at, from the TorchScript interpreter's message:
+// its traceback ends with the source line of the failing call, followed by the CUDA error.
+std::string BlockingOp(const std::string& what) {
+  const std::string tb = "Traceback of TorchScript";
+  size_t at = what.find(tb);
+  if (at == std::string::npos) return "";
+  std::string last;
+  size_t pos = what.find('\n', at);
+  while (pos != std::string::npos && pos + 1 < what.size()) {
+    size_t next = what.find('\n', pos + 1);
+    std::string line = what.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1);
+    size_t b = line.find_first_not_of(" \t");
+    if (b != std::string::npos) line = line.substr(b);
+    if (line.rfind("RuntimeError", 0) == 0 || line.rfind("Error", 0) == 0) break;
+    if (!line.empty() && line.find_first_not_of("~^ ") != std::string::npos &&
+        line.rfind("File ", 0) != 0 && line.rfind("Traceback", 0) != 0 && line.find("(most recent") == std::string::npos)
+      last = line;
+    pos = next;
   }
-  Status s = KernelTracer::Start();
-  if (!s.ok()) return s;
+  return last.substr(0, 200);
+}
+
+void WriteLine(std::ofstream& out, const json& line) {
+  out << line.dump() << "\n";
+  out.flush();
+}
+
+}  // namespace
+
+Status RunWorkerVisits(const WorkerRequest& req, const std::string& result_path, const ProgressFn& progress) {
+  std::ofstream out(result_path, std::ios::app);
+  if (!out) return NotFound("cannot write '" + result_path + "'");
+  if (!torch::cuda::is_available()) {
+    WriteLine(out, {{"load_error", "no CUDA device is visible to LibTorch"}});
+    return Unsupported("no CUDA device is visible to LibTorch");
+  }
+  const RunOptions& o = req.model;
+  std::optional<torch::jit::Module> loaded;
+  try {
+    loaded = torch::jit::load(o.model_path, at::Device(at::kCUDA, o.device));
+  } catch (const std::exception& e) {
+    const std::string msg = "cannot load TorchScript model '" + o.model_path + "': " + std::string(e.what()).substr(0, 400);
+    WriteLine(out, {{"load_error", msg}});
+    return InvalidInput(msg);
+  }
+  torch::jit::Module& module = *loaded;
+  module.eval();
   torch::NoGradGuard no_grad;
-  const at::Tensor probe = at::randn({8, 8}, at::TensorOptions().device(at::kCUDA, models[0].device));
-
-  struct Where {
-    size_t model;
-    Framework framework;
-    int64_t batch;
-  };
-  std::vector<Where> where;
-  std::vector<RoundedPoint> points;
-  for (size_t m = 0; m < models.size(); ++m) {
-    const RunOptions& o = models[m];
-    for (Framework f : o.frameworks) {
-      if (f != Framework::kTorchscript && f != Framework::kCudaGraph) {
-        out->Append("failures", {{"model", o.model_name}, {"framework", FrameworkName(f)},
-                                 {"error", "a TorchScript file can be run as torchscript or cuda-graph only"}});
-        continue;
-      }
-      for (int64_t b : o.batches) {
-        RoundedPoint p;
-        p.row = {{"model", o.model_name}, {"arch", o.arch}, {"framework", FrameworkName(f)},
-                 {"precision", o.precision}, {"batch", b},
-                 {"seq", o.seq > 0 ? json(o.seq) : json(nullptr)}, {"source", o.model_path},
-                 {"inputs", InputsJson(o)}};
-        if (rounds > 1) p.row["rounds"] = rounds;
-        points.push_back(std::move(p));
-        where.push_back({m, f, b});
-      }
-    }
-  }
-
-  int64_t visits = 0;
-  for (int r = 0; r < rounds; ++r) {
-    for (size_t i : VisitOrder(points.size(), r, rounds, ro.seed)) {
-      RoundedPoint& p = points[i];
-      if (p.failed) continue;
-      const RunOptions& o = models[where[i].model];
-      torch::jit::Module& module = modules[where[i].model];
-      const Framework f = where[i].framework;
-      const int64_t b = where[i].batch;
-      const bool first = p.visit_medians_ms.empty();
-      const int warmup = first ? 5 : 2;
-      const double budget = o.budget_s / rounds;
-      try {
-        at::Device dev(at::kCUDA, o.device);
-        std::vector<c10::IValue> in = MakeInputs(o, b, dev);
-        const double probe_us = rounds > 1 ? HostProbeUs(probe) : -1;
-        Timed t;
-        double kernel_ms = 0, per_iter = 0, span_ms = 0;
-        json kernels;
-        if (f == Framework::kTorchscript) {
-          auto fn = [&] { module.forward(in); };
-          t = TimeIters(fn, budget, rounds, warmup);
-          if (first) kernels = KernelsOf(fn, 3, &kernel_ms, &per_iter, &span_ms);
-        } else {
-          for (int k = 0; k < warmup; ++k) module.forward(in);  // profiling runs before capture
-          cudaDeviceSynchronize();
-          auto graph = std::make_unique<at::cuda::CUDAGraph>();
-          auto stream = c10::cuda::getStreamFromPool();
-          {
-            c10::cuda::CUDAStreamGuard guard(stream);
-            module.forward(in);
-            stream.synchronize();
-            graph->capture_begin();
-            module.forward(in);
-            graph->capture_end();
-          }
-          cudaDeviceSynchronize();
-          auto fn = [&] { graph->replay(); };
-          t = TimeIters(fn, budget, rounds, warmup);
-          if (first) kernels = KernelsOf(fn, 3, &kernel_ms, &per_iter, &span_ms);
-          graph.reset();
+  const at::Device dev(at::kCUDA, o.device);
+  const at::Tensor probe = at::randn({8, 8}, at::TensorOptions().device(dev));
+  const int rounds = std::max(1, req.rounds);
+  const double budget = o.budget_s / rounds;
+  for (size_t k = 0; k < req.visits.size(); ++k) {
+    const VisitRequest& v = req.visits[k];
+    json line = {{"visit", k}, {"point", v.point}};
+    bool capturing = false;
+    try {
+      std::vector<c10::IValue> in = MakeInputs(o, v.batch, dev);
+      if (req.probe) line["probe_us"] = HostProbeUs(probe);
+      Timed t;
+      double kernel_ms = 0, per_iter = 0, span_ms = 0;
+      json kernels;
+      if (v.framework == Framework::kTorchscript) {
+        auto fn = [&] { module.forward(in); };
+        t = TimeIters(fn, budget, rounds, v.warmup);
+        if (v.record_kernels) kernels = KernelsOf(fn, 3, &kernel_ms, &per_iter, &span_ms);
+      } else if (v.framework == Framework::kCudaGraph) {
+        for (int i = 0; i < v.warmup; ++i) module.forward(in);  // profiling runs before capture
+        cudaDeviceSynchronize();
+        auto graph = std::make_unique<at::cuda::CUDAGraph>();
+        auto stream = c10::cuda::getStreamFromPool();
+        {
+          c10::cuda::CUDAStreamGuard guard(stream);
+          module.forward(in);  // warm up on the capture stream
+          stream.synchronize();
+          capturing = true;
+          graph->capture_begin();
+          module.forward(in);
+          graph->capture_end();
+          capturing = false;
         }
-        if (first) {  // kernels are recorded once per point, on its first visit
-          p.row["kernels_per_iter"] = per_iter;
-          p.row["kernel_ms"] = kernel_ms;
-          p.row["gpu_span_ms"] = span_ms;
-          p.row["kernels"] = kernels;
-        }
-        AddVisit(t.host_ms, t.event_ms, &p, probe_us, rounds > 1 ? visits++ : -1);
-        const json lat = SpreadJson(t.host_ms);
-        const std::string round_tag =
-            rounds > 1 ? "round " + std::to_string(r + 1) + "/" + std::to_string(rounds) + " " : "";
-        char line[320];
-        std::snprintf(line, sizeof(line), "%s%s %s b%lld: %.3f ms [%.3f, %.3f] kernels %.0f kernel %.3f ms",
-                      round_tag.c_str(), FrameworkName(f), o.model_name.c_str(), (long long)b, lat["median"].get<double>(),
-                      lat["p10"].get<double>(), lat["p90"].get<double>(),
-                      p.row["kernels_per_iter"].get<double>(), p.row["kernel_ms"].get<double>());
-        progress(line);
-      } catch (const std::exception& e) {
-        p.failed = true;
-        json row = p.row;
-        row["error"] = std::string(e.what()).substr(0, 300);
-        out->Append("failures", row);
-        progress(std::string("failed: ") + FrameworkName(f) + " " + o.model_name + " b" +
-                 std::to_string(b) + ": " + std::string(e.what()).substr(0, 200));
+        cudaDeviceSynchronize();
+        auto fn = [&] { graph->replay(); };
+        t = TimeIters(fn, budget, rounds, v.warmup);
+        if (v.record_kernels) kernels = KernelsOf(fn, 3, &kernel_ms, &per_iter, &span_ms);
+      } else {
+        throw std::runtime_error("a TorchScript file can be run as torchscript or cuda-graph only");
       }
-      c10::cuda::CUDACachingAllocator::emptyCache();
-      if (rounds == 1) out->Set("rows", PooledRows(points));
+      line["host_ms"] = t.host_ms;
+      line["event_ms"] = t.event_ms;
+      if (v.record_kernels) {
+        line["kernels_per_iter"] = per_iter;
+        line["kernel_ms"] = kernel_ms;
+        line["gpu_span_ms"] = span_ms;
+        line["kernels"] = kernels;
+      }
+      WriteLine(out, line);
+      const json lat = SpreadJson(t.host_ms);
+      char msg[320];
+      std::snprintf(msg, sizeof(msg), "%s %s b%lld: %.3f ms [%.3f, %.3f]%s", FrameworkName(v.framework),
+                    o.model_name.c_str(), (long long)v.batch, lat["median"].get<double>(),
+                    lat["p10"].get<double>(), lat["p90"].get<double>(),
+                    v.record_kernels ? (" kernels " + std::to_string(std::lround(per_iter))).c_str() : "");
+      progress(msg);
+    } catch (const std::exception& e) {
+      const std::string what = e.what();
+      line["error"] = (capturing ? "CUDA-graph capture failed: " : "") + what.substr(0, 300);
+      line["error_detail"] = what.substr(0, 4000);
+      const std::string op = capturing ? BlockingOp(what) : "";
+      if (!op.empty()) line["blocking_op"] = op;
+      WriteLine(out, line);
+      progress("failed: " + std::string(FrameworkName(v.framework)) + " " + o.model_name + " b" +
+               std::to_string(v.batch) + ": " + line["error"].get<std::string>().substr(0, 200) +
+               (op.empty() ? "" : " (at: " + op + ")"));
+      // The process's CUDA state may be unusable after a failure (a capture left open):
+      // the launching process starts a fresh worker for the visits that remain.
+      return Internal("visit failed");
     }
-    if (rounds > 1) {
-      out->Set("rows", PooledRows(points));
-      progress("round " + std::to_string(r + 1) + "/" + std::to_string(rounds) + " written");
-    }
+    c10::cuda::CUDACachingAllocator::emptyCache();
   }
   return Status::Ok();
 }

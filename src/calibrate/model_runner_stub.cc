@@ -1,11 +1,10 @@
-// MeasureModels for builds without LibTorch+CUDA: says so.
+// RunWorkerVisits for builds without LibTorch+CUDA: says so.
 #if !defined(FTAX_HAVE_TORCH) || !defined(FTAX_HAVE_CUDA)
 #include "calibrate/model_runner.h"
 
 namespace ftax {
 
-Status MeasureModels(const std::vector<RunOptions>&, const RoundOptions&, const ProgressFn&,
-                     ResultWriter*) {
+Status RunWorkerVisits(const WorkerRequest&, const std::string&, const ProgressFn&) {
   return Unsupported(
       "this ftax was built without LibTorch and CUDA/CUPTI, which running a model needs; "
       "compare existing measurements with `ftax validate --measured FILE`, or build on the GPU "

@@ -56,6 +56,11 @@ Expected<ValidationReport> CompareMeasurements(const json& measured, const HostP
   for (const json& m : measured["rows"]) {
     const std::string where = "rows[" + std::to_string(index++) + "]";
     ValidationRow r;
+    if (m.is_object() && m.value("kernels_pending", false)) {  // an interrupted run's row
+      rep.skipped.push_back(where + " (" + m.value("model", "") +
+                            "): its kernel pass has not run (the run was interrupted before it)");
+      continue;
+    }
     try {
       r.model = m.value("model", "");
       r.arch = m.value("arch", "");

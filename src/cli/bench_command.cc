@@ -18,6 +18,7 @@ struct BenchCliOptions {
   bool no_kernels = false;
   std::string output;
   std::string python = "python3";
+  bool resume = false;
 };
 
 int RunBenchCommand(const BenchCliOptions& o) {
@@ -27,6 +28,7 @@ int RunBenchCommand(const BenchCliOptions& o) {
   b.kernels = !o.no_kernels;
   b.output = o.output;
   b.python = o.python;
+  b.resume = o.resume;
   b.classes = o.classes;
   if (!o.dtypes.empty()) b.dtypes = o.dtypes;
   if (!o.frameworks.empty()) {
@@ -51,7 +53,9 @@ void SetupBenchCommand(CLI::App& app) {
       "bench",
       "Measure this CUDA host: GPU kernel classes over sizes and dtypes (CUPTI records) and\n"
       "CPU dispatch cost per framework (chains of tiny ops). Writes a measurement file for\n"
-      "`ftax calibrate`; rows are written as they are measured.");
+      "`ftax calibrate`; rows are written as they are measured, so an interrupted run keeps\n"
+      "every finished row (rerun with --resume to measure only what is missing). Host times\n"
+      "are taken with no profiler attached; kernel records come from separate traced passes.");
   cmd->add_option("-o,--output", opt->output, "measurement file to write")->required();
   cmd->add_option("--device", opt->device, "CUDA device index")->capture_default_str();
   cmd->add_option("--frameworks", opt->frameworks,
@@ -66,6 +70,9 @@ void SetupBenchCommand(CLI::App& app) {
       ->delimiter(',');
   cmd->add_flag("--quick", opt->quick, "fewer sizes and repetitions (well under a minute)");
   cmd->add_flag("--no-kernels", opt->no_kernels, "skip kernel sweeps, measure dispatch only");
+  cmd->add_flag("--resume", opt->resume,
+                "keep the rows an interrupted run already wrote to -o and measure only the rest "
+                "(the file must come from this GPU)");
   cmd->add_option("--python", opt->python, "Python with torch for the pytorch-eager benchmark")
       ->capture_default_str();
   cmd->callback([opt] { ExitCode() = RunBenchCommand(*opt); });

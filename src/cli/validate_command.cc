@@ -7,7 +7,9 @@
 #include <iostream>
 #include <set>
 
+#include "calibrate/isolated_sweep.h"
 #include "calibrate/model_runner.h"
+#include "calibrate/run_resume.h"
 #include "calibrate/framework_refit.h"
 #include "calibrate/traced_run.h"
 #include "calibrate/result_writer.h"
@@ -15,6 +17,7 @@
 #include "cli/commands.h"
 #include "cli/sweep_args.h"
 #include "cli/text_table.h"
+#include "cli/worker_process.h"
 #include "common/clock.h"
 #include "predictor/host_profile.h"
 
@@ -46,7 +49,26 @@ struct ValidateOptions {
   std::string model_name;
   int64_t seq = 0;
   std::string predict_from = "arch";
+  bool resume = false;
+  std::string worker;      // internal: measure the visits of this worker request file
+  std::string worker_out;  // internal: where the worker writes its result lines
 };
+
+// A worker process (see calibrate/isolated_sweep.h): measures the visits of one request.
+int RunValidateWorker(const ValidateOptions& o) {
+  std::ifstream in(o.worker);
+  json j;
+  try {
+    in >> j;
+  } catch (const std::exception& e) {
+    return ReportError("validate", InvalidInput("worker request '" + o.worker + "': " + e.what()));
+  }
+  Expected<WorkerRequest> req = WorkerRequestFromJson(j);
+  if (!req.ok()) return ReportError("validate", req.status());
+  Status s = RunWorkerVisits(req.value(), o.worker_out,
+                             [](const std::string& l) { std::cerr << "[validate] " << l << "\n"; });
+  return s.ok() ? kExitOk : kExitFailure;
+}
 
 // Measured latency (median with p10..p90 bars) and predicted latency (line with its interval)
 // against batch, one panel per model and precision, one color per framework; gnuplot.
@@ -173,6 +195,7 @@ void PrintReport(const ValidationReport& r, const std::string& format) {
 }
 
 int RunValidate(const ValidateOptions& o) {
+  if (!o.worker.empty()) return RunValidateWorker(o);
   if (o.format != "table" && o.format != "json" && o.format != "csv")
     return ReportError("validate", InvalidInput("--format must be table, json or csv"));
   json measured = {{"rows", json::array()}};
@@ -205,13 +228,51 @@ int RunValidate(const ValidateOptions& o) {
       runs.push_back(std::move(ro));
     }
     json header = {{"schema_version", 1}, {"kind", "ftax-validation-measurements"},
-                   {"started", UtcNow()}, {"rows", json::array()}, {"failures", json::array()}};
+                   {"started", UtcNow()}, {"rows", json::array()}, {"failures", json::array()},
+                   {"timing", "host clock per iteration with a device synchronize, no profiler attached; "
+                              "kernel records from a separate traced pass"}};
     if (o.rounds > 1) header["rounds"] = {{"rounds", o.rounds}, {"seed", o.seed}};
+    SweepOptions so;
+    so.rounds = RoundOptions{o.rounds, o.seed};
+    if (o.resume) {
+      Expected<json> old = ReadRunToResume(o.output, "ftax-validation-measurements");
+      if (!old.ok()) return ReportError("validate", old.status());
+      if (!old->is_null()) {
+        so.kept_rows = old->value("rows", json::array());
+        header["started"] = old->value("started", header["started"]);
+        json resumed = old->value("resumed", json::array());
+        resumed.push_back(UtcNow());
+        header["resumed"] = resumed;
+      }
+    }
+    Expected<std::string> scratch = MakePrivateTempDir("ftax-validate");
+    if (!scratch.ok()) return ReportError("validate", scratch.status());
+    so.scratch_dir = scratch.value();
     ResultWriter w(o.output, header);
-    Status s = MeasureModels(runs, RoundOptions{o.rounds, o.seed},
-                             [](const std::string& l) { std::cerr << "[validate] " << l << "\n"; }, &w);
+    const std::string dir = so.scratch_dir;
+    int launched = 0;
+    WorkerLauncher spawn = [&](const WorkerRequest& req, const std::string& result) {
+      const std::string path = dir + "/request-" + std::to_string(launched++) + ".json";
+      {
+        std::ofstream rq(path);
+        rq << WorkerRequestToJson(req).dump() << "\n";
+        if (!rq) return -1000;
+      }
+      const int st = RunSelf({"validate", "--worker", path, "--worker-out", result});
+      std::remove(path.c_str());
+      return st;
+    };
+    Status s = MeasureModelsIsolated(runs, so, spawn,
+                                     [](const std::string& l) { std::cerr << "[validate] " << l << "\n"; }, &w);
+    RemoveTempDir(dir);
     if (!s.ok()) return ReportError("validate", s);
+    w.Set("finished", UtcNow());
     measured = w.doc();
+    if (measured["rows"].empty()) {
+      std::cerr << "ftax validate: no point was measured; the reasons are under \"failures\" in '"
+                << o.output << "'\n";
+      return kExitFailure;
+    }
   }
   for (const std::string& path : o.traces) {
     if (o.arch.empty())
@@ -317,7 +378,10 @@ void SetupValidateCommand(CLI::App& app) {
       "validate",
       "Check predictions against real runs. With MODEL.pt (on a CUDA host): run the TorchScript\n"
       "model through the interpreter and as a replayed CUDA graph, per batch, measuring latency\n"
-      "(median, p10, p90), CUDA events and CUPTI kernel records, written to -o as it goes.\n"
+      "(median, p10, p90) with no profiler attached, CUDA events, and CUPTI kernel records from\n"
+      "a separate pass, written to -o as it goes. Each model runs in worker processes of its own:\n"
+      "a point that fails (a CUDA graph that cannot be captured, out of memory) is recorded with\n"
+      "its reason and no other point is touched.\n"
       "Several files are measured in one sweep; --rounds R visits every point R times in\n"
       "shuffled order and pools the samples, so host drift over the run reaches all alike. With\n"
       "--measured FILE (anywhere): compare earlier measurements, e.g. from\n"
@@ -367,6 +431,11 @@ void SetupValidateCommand(CLI::App& app) {
                   "one --framework, --precision and one --batch");
   cmd->add_option("--name", o->model_name, "model name for --trace rows");
   cmd->add_option("--seq", o->seq, "sequence length of the traced run (text models)");
+  cmd->add_flag("--resume", o->resume,
+                "with MODEL: keep the points an interrupted run already wrote to -o and measure only "
+                "the others");
+  cmd->add_option("--worker", o->worker)->group("");      // internal: one worker process
+  cmd->add_option("--worker-out", o->worker_out)->group("");
   cmd->add_option("--plot", o->plot, "write measured vs predicted latency plots (.svg or .png, gnuplot)");
   cmd->callback([o] { ExitCode() = RunValidate(*o); });
 }

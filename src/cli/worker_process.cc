@@ -1,0 +1,54 @@
+#include "cli/worker_process.h"
+
+#include <dirent.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+extern char** environ;
+
+namespace ftax::cli {
+
+int RunSelf(const std::vector<std::string>& args) {
+  std::vector<std::string> all = {"ftax"};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  if (posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv.data(), environ) != 0) return -1000;
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0) {
+    if (errno != EINTR) return -1000;
+  }
+  if (WIFEXITED(st)) return WEXITSTATUS(st);
+  if (WIFSIGNALED(st)) return -WTERMSIG(st);
+  return -1000;
+}
+
+Expected<std::string> MakePrivateTempDir(const std::string& prefix) {
+  const char* base = std::getenv("TMPDIR");
+  std::string tmpl = std::string(base && *base ? base : "/tmp") + "/" + prefix + "-XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  if (mkdtemp(buf.data()) == nullptr)
+    return NotFound("cannot make a temporary directory '" + tmpl + "': " + std::strerror(errno));
+  return std::string(buf.data());
+}
+
+void RemoveTempDir(const std::string& dir) {
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      const std::string n = e->d_name;
+      if (n != "." && n != "..") unlink((dir + "/" + n).c_str());
+    }
+    closedir(d);
+  }
+  rmdir(dir.c_str());
+}
+
+}  // namespace ftax::cli
