@@ -730,12 +730,13 @@ Status RunBench(const BenchOptions& opt, const ProgressFn& progress) {
     Expected<json> old = ReadRunToResume(opt.output, "ftax-measurements");
     if (!old.ok()) return old.status();
     if (!old->is_null()) {
-      const std::string gpu = header["host"].value("gpu", ""), was = (*old)["host"].value("gpu", "");
+      const json& prev = old.value();
+      const std::string gpu = header["host"].value("gpu", ""), was = prev["host"].value("gpu", "");
       if (gpu != was)
         return InvalidInput("--resume: '" + opt.output + "' was measured on " + was + ", this host has " + gpu);
-      json resumed = old->value("resumed", json::array());
+      json resumed = prev.value("resumed", json::array());
       resumed.push_back(UtcNow());
-      header = *old;
+      header = prev;
       header["resumed"] = resumed;
       header["failures"] = json::array();  // what failed before is tried again
       progress("resuming: " + std::to_string(header["kernels"].size()) + " kernel rows and " +

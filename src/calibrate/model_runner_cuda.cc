@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <stdexcept>
@@ -145,7 +146,6 @@ json KernelsOf(F fn, int iters, double* kernel_ms, double* per_iter, double* spa
   return k;
 }
 
-}  // namespace
 
 // The op a failed CUDA-graph capture stopped at, from the TorchScript interpreter's message:
 // its traceback ends with the source line of the failing call, followed by the CUDA error.
