@@ -206,15 +206,18 @@ def main():
                 probe_us = host_probe_us(probe) if rounds > 1 else None
                 with grad_ctx():
                     m, xs, fn, graph = prepared(pt)
-                    for _ in range(3 if not pt["visits"] else 2):
+                    w0 = time.perf_counter()  # warm-up: 3 (later visits 2) iterations and 50 ms
+                    k = 0
+                    while k < (3 if not pt["visits"] else 2) or (k < 2000 and time.perf_counter() - w0 < 0.05):
                         fn()
-                    torch.cuda.synchronize()
+                        torch.cuda.synchronize()
+                        k += 1
                     t0 = time.perf_counter()
                     fn()
                     torch.cuda.synchronize()
                     one = time.perf_counter() - t0
                     lo = -(-10 // rounds)  # ceil: at least 10 samples over all visits
-                    reps = int(max(lo, min(50, a.budget_s / rounds / max(one, 1e-6))))
+                    reps = int(max(lo, min(400, a.budget_s / rounds / max(one, 1e-6))))
                     host, ev = [], []
                     for _ in range(reps):
                         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)

@@ -57,6 +57,9 @@ std::vector<c10::IValue> MakeInputs(const RunOptions& o, int64_t batch, const at
   return in;
 }
 
+// Repetitions of one visit at most; the visit's budget bounds them first.
+constexpr int kMaxRepsPerVisit = 400;
+
 struct Timed {
   std::vector<double> host_ms, event_ms;
 };
@@ -66,13 +69,18 @@ struct Timed {
 // CUDA events around it.
 template <class F>
 Timed TimeIters(F fn, double budget_s, int rounds, int warmup) {
-  for (int i = 0; i < warmup; ++i) fn();
-  cudaDeviceSynchronize();
+  // Warm-up: `warmup` iterations and at least 50 ms of them, so that the GPU's clocks have
+  // risen from idle before the first timed one (short graphs otherwise time a cold GPU).
+  const auto w0 = Clock::now();
+  for (int i = 0; i < warmup || (i < 2000 && Clock::now() - w0 < std::chrono::milliseconds(50)); ++i) {
+    fn();
+    cudaDeviceSynchronize();
+  }
   auto t0 = Clock::now();
   fn();
   cudaDeviceSynchronize();
   double one = std::chrono::duration<double>(Clock::now() - t0).count();
-  int reps = RepsPerVisit(budget_s, one, rounds);
+  int reps = RepsPerVisit(budget_s, one, rounds, 10, kMaxRepsPerVisit);
   Timed t;
   cudaEvent_t a, b;
   cudaEventCreate(&a);
@@ -148,25 +156,17 @@ json KernelsOf(F fn, int iters, double* kernel_ms, double* per_iter, double* spa
 
 
 // The op a failed CUDA-graph capture stopped at, from the TorchScript interpreter's message:
-// its traceback ends with the source line of the failing call, followed by the CUDA error.
+// its serialized-code traceback marks the failing call with "<--- HERE" under its line.
 std::string BlockingOp(const std::string& what) {
-  const std::string tb = "Traceback of TorchScript";
-  size_t at = what.find(tb);
-  if (at == std::string::npos) return "";
-  std::string last;
-  size_t pos = what.find('\n', at);
-  while (pos != std::string::npos && pos + 1 < what.size()) {
-    size_t next = what.find('\n', pos + 1);
-    std::string line = what.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1);
-    size_t b = line.find_first_not_of(" \t");
-    if (b != std::string::npos) line = line.substr(b);
-    if (line.rfind("RuntimeError", 0) == 0 || line.rfind("Error", 0) == 0) break;
-    if (!line.empty() && line.find_first_not_of("~^ ") != std::string::npos &&
-        line.rfind("File ", 0) != 0 && line.rfind("Traceback", 0) != 0 && line.find("(most recent") == std::string::npos)
-      last = line;
-    pos = next;
-  }
-  return last.substr(0, 200);
+  const size_t here = what.find("<--- HERE");
+  if (here == std::string::npos) return "";
+  const size_t marker_start = what.rfind('\n', here);
+  if (marker_start == std::string::npos || marker_start == 0) return "";
+  const size_t line_start = what.rfind('\n', marker_start - 1);
+  std::string line = what.substr(line_start == std::string::npos ? 0 : line_start + 1,
+                                 marker_start - (line_start == std::string::npos ? 0 : line_start + 1));
+  const size_t b = line.find_first_not_of(" \t");
+  return b == std::string::npos ? "" : line.substr(b, 240);
 }
 
 void WriteLine(std::ofstream& out, const json& line) {
