@@ -1,6 +1,8 @@
 """The validation models: Hugging Face and torchvision architectures built from configs with
 random weights (nothing is downloaded), their inputs, and the ftax arch spec that describes
 each one. Used by export_torchscript.py and validate_eager.py."""
+import json
+import os
 
 # name -> (ftax --arch spec, kind)
 MODELS = {
@@ -25,10 +27,13 @@ MODELS = {
     "vit_b_16": ("vit", "image"),
 }
 
-# The fixed split: calibration models may teach ftax anything (refinement, priors); evaluation
-# models teach nothing, and headline accuracy comes from them alone.
-CALIBRATION = ["bert-base", "distilbert", "bert-wide", "bert-deep", "gpt2", "resnet50"]
-EVALUATION = [m for m in MODELS if m not in CALIBRATION]
+# The fixed split (data/zoo/split.json): calibration models may teach ftax anything
+# (refinement, priors); evaluation models teach nothing, and accuracy is reported on them.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "zoo", "split.json")) as _f:
+    _SPLIT = json.load(_f)
+CALIBRATION = _SPLIT["calibration"]
+EVALUATION = _SPLIT["evaluation"]
+assert sorted(CALIBRATION + EVALUATION) == sorted(MODELS), "data/zoo/split.json and MODELS disagree"
 
 
 def build(name):

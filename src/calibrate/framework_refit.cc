@@ -49,6 +49,10 @@ Expected<std::vector<FrameworkTimeRow>> CompareFrameworkTime(const HostProfile& 
       skip("model excluded");
       continue;
     }
+    if (!opt.only_models.empty() && !opt.only_models.count(row.model)) {
+      skip("not a calibration model");
+      continue;
+    }
     auto fw = ParseFramework(row.framework);
     if (!fw) {
       skip("unknown framework '" + row.framework + "'");

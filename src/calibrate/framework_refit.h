@@ -48,6 +48,7 @@ namespace ftax {
 
 struct RefitOptions {
   std::set<std::string> exclude_models;  // rows of these models are not used
+  std::set<std::string> only_models;     // when not empty, only rows of these models are used
   int min_rows = 3;                      // a framework with fewer usable rows is not refined
 };
 

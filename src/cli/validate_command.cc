@@ -50,6 +50,8 @@ struct ValidateOptions {
   int64_t seq = 0;
   std::string predict_from = "arch";
   bool resume = false;
+  std::vector<std::string> refine_models;  // --refine-models: the calibration models
+  std::vector<std::string> report_models;  // --report-models: rows compared and reported
   std::string worker;      // internal: measure the visits of this worker request file
   std::string worker_out;  // internal: where the worker writes its result lines
 };
@@ -321,11 +323,15 @@ int RunValidate(const ValidateOptions& o) {
   if (!profile.ok()) return ReportError("validate", profile.status());
   if (!o.refined_profile.empty()) {
     RefitReport rr;
-    Expected<HostProfile> refined = RefineFrameworkCosts(profile.value(), measured, RefitOptions{}, &rr);
+    RefitOptions refit;
+    refit.only_models.insert(o.refine_models.begin(), o.refine_models.end());
+    Expected<HostProfile> refined = RefineFrameworkCosts(profile.value(), measured, refit, &rr);
     if (!refined.ok()) return ReportError("validate", refined.status());
     json sources = o.measured;
     for (const std::string& t : o.traces) sources.push_back(t);
-    RecordRefinement(rr, sources, json::object(), &refined.value());
+    json extra = json::object();
+    if (!o.refine_models.empty()) extra["refined_on_models"] = o.refine_models;
+    RecordRefinement(rr, sources, extra, &refined.value());
     std::ofstream out(o.refined_profile);
     if (!out) return ReportError("validate", NotFound("cannot write '" + o.refined_profile + "'"));
     out << HostProfileToJson(refined.value()).dump(1) << "\n";
@@ -349,6 +355,15 @@ int RunValidate(const ValidateOptions& o) {
     prior_note = "prior from " + std::to_string(o.prior.size()) + " refined profiles:";
     for (const auto& e : prior->frameworks)
       prior_note += " " + e.framework + " x" + Fixed(e.scale, 2) + " (±" + Fixed(e.scale_stderr, 2) + ")";
+  }
+  if (!o.report_models.empty()) {  // after any refinement, which may use every row
+    const std::set<std::string> keep(o.report_models.begin(), o.report_models.end());
+    json kept = json::array();
+    for (const json& r : measured["rows"])
+      if (keep.count(r.value("model", ""))) kept.push_back(r);
+    if (kept.empty())
+      return ReportError("validate", InvalidInput("--report-models: no measured row is of these models"));
+    measured["rows"] = kept;
   }
   CompareOptions copt;
   copt.predict_from_file = o.predict_from == "file";
@@ -426,6 +441,15 @@ void SetupValidateCommand(CLI::App& app) {
                   "write the profile with Python-eager/TorchScript dispatch costs and CUDA-graph "
                   "per-node costs refined on all measured rows (provenance records the scale "
                   "factors)");
+  cmd->add_option("--refine-models", o->refine_models,
+                  "with --refined-profile: refine on the rows of these models only (the calibration "
+                  "models of a fixed split, e.g. from data/zoo/split.json), so that the other models "
+                  "stay unseen and can be reported")
+      ->delimiter(',');
+  cmd->add_option("--report-models", o->report_models,
+                  "compare and report the rows of these models only (the evaluation models of a "
+                  "fixed split)")
+      ->delimiter(',');
   cmd->add_option("--trace", o->traces,
                   "PyTorch profiler chrome trace of a real run (with ProfilerStep spans); needs --arch, "
                   "one --framework, --precision and one --batch");
