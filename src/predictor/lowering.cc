@@ -363,6 +363,13 @@ class Walker {
     }
     if (rule.recipe == KernelRecipe::kAttention)
       for (const auto& o : op.outputs) attention_out_.insert(o);
+    // A reshape or view to the same shape is an alias (transformers 5's `attn_output.reshape`
+    // right after SDPA): it keeps the fused kernel's layout.
+    if (layout == LayoutKind::kReshape && attention_out_.count(in0) && !op.outputs.empty()) {
+      const Shape* a = ShapeOf(in0);
+      const Shape* b = ShapeOf(op.outputs[0]);
+      if (a && b && *a == *b) attention_out_.insert(op.outputs[0]);
+    }
     KernelRecipe recipe = rule.recipe;
     DispatchClass dclass = rule.dispatch_class;
     const bool reshape_like = layout == LayoutKind::kReshape || layout == LayoutKind::kContiguous;
