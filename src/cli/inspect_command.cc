@@ -3,11 +3,13 @@
 // Loads an ONNX file (or builds an --arch spec), binds dims, infers shapes, computes the
 // GraphStats once and renders them as a table, JSON or CSV. Exit 0 on success, 2 on bad input
 // (unreadable model, bad flag, unbound dim), 3 when this build lacks the ONNX front end.
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -87,6 +89,37 @@ std::string CsvField(const std::string& s) {
   return q + "\"";
 }
 
+// Nodes counted as zero (unknown op type, or shapes that could not be inferred), by op type.
+std::map<std::string, int64_t> UncountedByType(const GraphStats& st) {
+  std::map<std::string, int64_t> out;
+  for (const auto& n : st.nodes)
+    if (!n.counted) out[n.op_type] += 1;
+  return out;
+}
+
+// The line at the top of the table when the totals are incomplete: ops not counted (with
+// their types) and dims nobody bound, so a reader never takes a partial count for a total.
+std::string IncompleteWarning(const GraphStats& st) {
+  std::string w;
+  if (st.uncounted_ops > 0) {
+    std::string list;
+    for (const auto& [type, n] : UncountedByType(st))
+      list += (list.empty() ? "" : ", ") + type + " (" + std::to_string(n) + ")";
+    const double pct = st.totals.ops > 0 ? 100.0 * double(st.uncounted_ops) / double(st.totals.ops) : 0;
+    std::ostringstream o;
+    o << std::fixed << std::setprecision(pct < 1 ? 2 : 1) << pct;
+    w += "warning: " + std::to_string(st.uncounted_ops) + " of " + std::to_string(st.totals.ops) +
+         " ops (" + o.str() + "%) are not counted" +
+         (pct > 1 ? ", so MACs and FLOPs are a lower bound" : "") + ": " + list + "\n";
+  }
+  if (!st.unbound_dims.empty()) {
+    std::string d;
+    for (const auto& s : st.unbound_dims) d += (d.empty() ? "" : ", ") + s;
+    w += "warning: the counts leave out what depends on unbound dims: " + d + "\n";
+  }
+  return w;
+}
+
 nlohmann::ordered_json ToJson(const GraphStats& st, const InspectOptions& opt) {
   nlohmann::ordered_json j;
   j["source"] = st.source;
@@ -126,6 +159,7 @@ nlohmann::ordered_json ToJson(const GraphStats& st, const InspectOptions& opt) {
   j["unbound_dims"] = st.unbound_dims;
   j["unknown_op_types"] = st.unknown_op_types;
   j["uncounted_ops"] = st.uncounted_ops;
+  j["uncounted_by_op_type"] = UncountedByType(st);
   j["warnings"] = st.warnings;
   return j;
 }
@@ -134,6 +168,7 @@ void PrintTable(const GraphStats& st, const InspectOptions& opt, std::ostream& o
   auto row = [&](const std::string& k, const std::string& v) {
     out << std::left << std::setw(18) << k << v << "\n";
   };
+  out << IncompleteWarning(st);
   row("model", st.source);
   std::string opset;
   for (const auto& [d, v] : st.opset)
@@ -212,6 +247,7 @@ void PrintCsv(const GraphStats& st, const InspectOptions& opt, std::ostream& out
         << Int(t.activation_bytes) << "\n";
   }
   for (const auto& w : st.warnings) std::cerr << "ftax inspect: warning: " << w << "\n";
+  std::cerr << IncompleteWarning(st);
 }
 
 int RunInspect(const InspectOptions& opt) {
@@ -260,10 +296,37 @@ int RunInspect(const InspectOptions& opt) {
   }
 
   StatsOptions so;
-  so.strict = opt.strict;
-  so.per_node = opt.by_node;
+  so.per_node = true;  // uncounted nodes are listed by type; rows print only with --by-node
   Expected<GraphStats> st = ComputeStats(g, so);
   if (!st.ok()) return ReportError("inspect", st.status().WithContext(g.source));
+  if (opt.strict && st->uncounted_ops > 0) {
+    std::string list;
+    for (const auto& [type, n] : UncountedByType(st.value()))
+      list += (list.empty() ? "" : ", ") + type + " (" + std::to_string(n) + ")";
+    return ReportError("inspect",
+                       InvalidInput(g.source + ": " + std::to_string(st->uncounted_ops) +
+                                    " ops cannot be counted: " + list),
+                       "without --strict they count as 0 and are listed as a warning");
+  }
+  if (!st->unbound_dims.empty() && !opt.allow_unbound) {
+    // Dims of the graph inputs are the user's to bind; others are internal dims an exporter
+    // named where its own shape inference gave up, which ftax could not resolve either.
+    std::vector<std::string> input_dims = UnboundInputDims(g), internal;
+    for (const auto& d : st->unbound_dims)
+      if (std::find(input_dims.begin(), input_dims.end(), d) == input_dims.end()) internal.push_back(d);
+    if (input_dims.empty() && !internal.empty()) {
+      std::string list;
+      for (const auto& d : internal) list += (list.empty() ? "" : ", ") + d;
+      std::string where;
+      for (const auto& i : st->inputs) where += (where.empty() ? "" : ", ") + i.name + " " + i.shape;
+      return ReportError(
+          "inspect",
+          InvalidInput(g.source + ": every input shape is bound (" + where + "), but the shapes " +
+                       "of some ops could not be inferred; the exporter named their unknown dims " +
+                       list + ", which no input carries"),
+          "the warnings below (--allow-unbound) name the first node that could not be inferred");
+    }
+  }
   if (!st->unbound_dims.empty() && !opt.allow_unbound) {
     std::string list, flags;
     for (const auto& d : st->unbound_dims) {
@@ -312,7 +375,8 @@ void SetupInspectCommand(CLI::App& app) {
   cmd->add_flag("--allow-unbound", opt->allow_unbound,
                 "report unbound dims instead of failing; ops that need them count as 0");
   cmd->add_flag("--strict", opt->strict,
-                "fail on unknown op types and ops whose shapes cannot be inferred");
+                "exit 2 on unknown op types and ops whose shapes cannot be inferred (without it "
+                "they count as 0 and are listed at the top and in JSON's uncounted_by_op_type)");
   cmd->footer(
       "Exit codes: 0 ok; 2 bad input (unreadable model, bad flag, unbound dim);\n"
       "3 this build has no ONNX front end (or no LibTorch, for TorchScript files).\n\n"

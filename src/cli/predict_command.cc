@@ -22,6 +22,7 @@ struct PredictOptions {
   std::string whatif;
   int samples = 64;
   double headroom_tolerance_pct = 5;
+  bool strict = false;
 };
 
 struct Sweep {
@@ -152,6 +153,14 @@ int RunPredict(const PredictOptions& o) {
 
   Expected<PredictionReport> base = RunSweep(s);
   if (!base.ok()) return ReportError("predict", base.status());
+  if (o.strict && !base->unpriced_ops.empty()) {
+    std::string list;
+    for (const auto& [type, n] : base->unpriced_ops)
+      list += (list.empty() ? "" : ", ") + type + " (" + std::to_string(n) + " nodes)";
+    return ReportError("predict",
+                       InvalidInput(s.source.description + ": op types ftax cannot price: " + list),
+                       "without --strict they are priced as one elementwise kernel each");
+  }
   if (s.source.from_onnx && s.profile.synthetic)
     base->notes.push_back("the profile is synthetic (made up for tests), not a real GPU");
   if (!o.whatif.empty()) {
@@ -166,8 +175,10 @@ int RunPredict(const PredictOptions& o) {
   }
   std::vector<WidthHeadroom> headroom = Headroom(s, base.value(), o.headroom_tolerance_pct);
   if (o.format == "json") std::cout << PredictionToJson(base.value(), headroom).dump(1) << "\n";
-  else if (o.format == "csv") std::cout << PredictionCsv(base.value());
-  else std::cout << PredictionTable(base.value(), headroom);
+  else if (o.format == "csv") {
+    std::cout << PredictionCsv(base.value());
+    std::cerr << UnpricedWarning(base.value());
+  } else std::cout << PredictionTable(base.value(), headroom);
   if (!o.plot.empty()) {
     Status st = PlotPrediction(base.value(), s.source.description + " on " +
                                                  s.profile.host.value("gpu", std::string("?")),
@@ -222,6 +233,9 @@ void SetupPredictCommand(CLI::App& app) {
                   "compare with a changed setup: width=F,depth=F,framework=F,precision=P,profile=FILE,batch=N");
   cmd->add_option("--samples", o->samples, "Monte Carlo samples for the interval (0: none)")
       ->capture_default_str();
+  cmd->add_flag("--strict", o->strict,
+                "exit 2 when the model has op types ftax can neither count nor price (listed "
+                "otherwise as a warning and in JSON's unpriced_ops)");
   cmd->callback([o] { ExitCode() = RunPredict(*o); });
 }
 

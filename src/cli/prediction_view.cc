@@ -45,7 +45,21 @@ json PredictionToJson(const PredictionReport& r, const std::vector<WidthHeadroom
                                    {"precision", DTypeName(h.precision)}, {"batch", h.batch},
                                    {"factor", h.factor}, {"tolerance_pct", h.tolerance_pct}});
   j["notes"] = r.notes;
+  j["unpriced_ops"] = r.unpriced_ops;
+  j["generic_priced_ops"] = r.generic_ops;
   return j;
+}
+
+std::string UnpricedWarning(const PredictionReport& r) {
+  if (r.unpriced_ops.empty()) return "";
+  std::string list;
+  int n = 0;
+  for (const auto& [type, count] : r.unpriced_ops) {
+    list += (list.empty() ? "" : ", ") + type + " (" + std::to_string(count) + ")";
+    n += count;
+  }
+  return "warning: " + std::to_string(n) + " ops of types ftax does not know were priced as one "
+         "elementwise kernel each (a guess): " + list + "\n";
 }
 
 std::string PredictionTable(const PredictionReport& r, const std::vector<WidthHeadroom>& headroom) {
@@ -57,6 +71,7 @@ std::string PredictionTable(const PredictionReport& r, const std::vector<WidthHe
               Fixed(p.framework_ms, 3), Fixed(p.compute_ms, 3), p.bound,
               Fixed(100 * p.gpu_util, 0) + "%", std::to_string(p.kernels), std::to_string(p.dispatches)});
   std::ostringstream out;
+  out << UnpricedWarning(r);
   out << t.Render();
   if (!r.crossovers.empty()) {
     out << "\n";
@@ -98,6 +113,7 @@ std::string PairedTable(const PredictionReport& a, const PredictionReport& b, co
               Fixed(p.latency_ms > 0 ? 100 * d / p.latency_ms : 0, 1), p.bound + "/" + q.bound});
   }
   std::ostringstream out;
+  out << UnpricedWarning(a) << UnpricedWarning(b);
   out << t.Render();
   for (const auto& n2 : a.notes) out << "note (" << la << "): " << n2 << "\n";
   for (const auto& n2 : b.notes) out << "note (" << lb << "): " << n2 << "\n";

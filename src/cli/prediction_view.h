@@ -23,6 +23,9 @@ struct WidthHeadroom {
 nlohmann::json PredictionToJson(const PredictionReport& r, const std::vector<WidthHeadroom>& headroom);
 std::string PredictionTable(const PredictionReport& r, const std::vector<WidthHeadroom>& headroom);
 std::string PredictionCsv(const PredictionReport& r);
+// One line for the top of any rendering when the report priced ops ftax does not know (op
+// types and node counts); empty when there are none.
+std::string UnpricedWarning(const PredictionReport& r);
 
 // Side by side: rows of `a` and `b` paired in order (same sweep shape).
 std::string PairedTable(const PredictionReport& a, const PredictionReport& b, const std::string& label_a,

@@ -43,7 +43,7 @@ const std::vector<FamilyInfo>& Families() {
        false, &arch::BuildMobilenet},
       {"vit", "Vision Transformer (torchvision vit_b_16 layout)",
        {{"layers", "12"}, {"hidden", "768"}, {"heads", "12"}, {"ffn", "4*hidden"},
-        {"patch", "16"}, {"image", "224"}, {"classes", "1000"}},
+        {"patch", "16"}, {"image", "224"}, {"classes", "1000"}, {"fast_path", "1"}},
        false, &arch::BuildVit},
   };
   return families;

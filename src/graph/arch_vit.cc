@@ -2,7 +2,14 @@
 // learned position embedding, pre-norm encoder blocks with nn.MultiheadAttention, head on
 // the class token).
 //
-// Attention is nn.MultiheadAttention(batch_first=True) on its general path
+// Attention, torch flavor, fast_path=1 (the default): nn.MultiheadAttention's inference fast
+// path, which PyTorch takes in eval mode under torch.no_grad / inference_mode (batch_first,
+// need_weights=False): one aten::_native_multi_head_attention per block, as torch.jit.trace of
+// torchvision's vit_b_16 records it (its QKV GEMM, fused attention and output GEMM are priced
+// by the lowering). fast_path=0, and the onnx flavor always (the exporter cannot write the
+// fast path, so it exports the general one), is the general path below.
+//
+// General path: nn.MultiheadAttention(batch_first=True)
 // (F.multi_head_attention_forward with need_weights=False): transpose to sequence-first,
 // packed in-projection, unflatten/unsqueeze/transpose/squeeze and three selects to split
 // q/k/v, per-head views, scaled_dot_product_attention, out-projection on the flattened
@@ -18,6 +25,7 @@ namespace {
 
 struct VitConfig {
   int64_t layers, hidden, heads, ffn, patch, image, classes;
+  bool fast_path;
 };
 
 constexpr double kLnEps = 1e-6;
@@ -27,6 +35,17 @@ std::string SelfAttention(GraphBuilder& b, const VitConfig& c, int64_t B, int64_
                           const std::string& x) {
   const int64_t E = c.hidden, h = c.heads, d = c.hidden / c.heads;
   const bool torch = b.torch();
+  if (torch && c.fast_path) {
+    std::string y = b.Op1("_native_multi_head_attention",
+                          {x, x, x, b.Weight("in_proj_weight", {3 * E, E}),
+                           b.Weight("in_proj_bias", {3 * E}), b.Weight("out_proj.weight", {E, E}),
+                           b.Weight("out_proj.bias", {E})},
+                          {B, N, E});
+    b.SetInt("embed_dim", E);
+    b.SetInt("num_head", h);
+    b.SetInt("need_weights", 0);
+    return y;
+  }
   const Dims sbe = {N, B, E};
   std::string t = b.Op1(torch ? "transpose" : "Transpose", {x}, sbe);
   if (torch) {
@@ -157,6 +176,7 @@ Status BuildVit(const ArchParams& p, Graph* g) {
   if (!(s = GetInt(p, "patch", 16, 1 << 12, &c.patch)).ok()) return s;
   if (!(s = GetInt(p, "image", 224, 1 << 14, &c.image)).ok()) return s;
   if (!(s = GetInt(p, "classes", 1000, 1 << 20, &c.classes)).ok()) return s;
+  if (!(s = GetBool(p, "fast_path", true, &c.fast_path)).ok()) return s;
   if (!(s = CheckDivisible("hidden", c.hidden, "heads", c.heads)).ok()) return s;
   if (!(s = CheckDivisible("image", c.image, "patch", c.patch)).ok()) return s;
 

@@ -661,25 +661,42 @@ void CostRegistry::Register(const std::string& domain, const std::string& op_typ
   entries_[Key(domain, op_type)] = std::move(fn);
 }
 
+const CostFn* CostRegistry::Find(const std::string& domain, const std::string& op_type) const {
+  auto look = [&](const std::string& d, const std::string& t) -> const CostFn* {
+    auto it = entries_.find(Key(d, t));
+    return it == entries_.end() ? nullptr : &it->second;
+  };
+  const CostFn* f = look(domain, op_type);
+  if (!f && domain == "aten" && op_type.rfind("aten::", 0) == 0) return Find(domain, op_type.substr(6));
+  if (!f && domain == "com.microsoft") f = look("", op_type);
+  if (!f && domain == "aten" && op_type.size() > 1 && op_type.back() == '_' &&
+      op_type[op_type.size() - 2] != '_')
+    f = look(domain, op_type.substr(0, op_type.size() - 1));  // in-place form: "silu_"
+  return f;
+}
+
 bool CostRegistry::Has(const std::string& domain, const std::string& op_type) const {
-  if (entries_.count(Key(domain, op_type))) return true;
-  if (domain == "aten" && op_type.rfind("aten::", 0) == 0)
-    return entries_.count(Key(domain, op_type.substr(6))) > 0;
-  if (domain == "com.microsoft") return entries_.count(Key("", op_type)) > 0;
-  return false;
+  return Find(domain, op_type) != nullptr;
+}
+
+std::vector<std::pair<std::string, std::string>> CostRegistry::Entries() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [key, fn] : entries_) {
+    size_t sep = key.find("::");
+    out.emplace_back(key.substr(0, sep), key.substr(sep + 2));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 Expected<OpCost> CostRegistry::Count(const Graph& graph, const Op& op) const {
-  auto it = entries_.find(Key(op.domain, op.type));
-  if (it == entries_.end() && op.domain == "aten" && op.type.rfind("aten::", 0) == 0)
-    it = entries_.find(Key(op.domain, op.type.substr(6)));
-  if (it == entries_.end() && op.domain == "com.microsoft") it = entries_.find(Key("", op.type));
-  if (it == entries_.end()) {
+  const CostFn* fn = Find(op.domain, op.type);
+  if (!fn) {
     std::string d = op.domain.empty() ? "" : op.domain + "::";
     return Unsupported("node '" + op.name + "': unknown op type '" + d + op.type +
                        "' (no counting entry)");
   }
-  Expected<OpCost> c = it->second(graph, op);
+  Expected<OpCost> c = (*fn)(graph, op);
   if (!c.ok()) return c;
   if (!std::isfinite(c->macs) || !std::isfinite(c->flops) || c->macs < 0 || c->flops < 0)
     return InvalidInput("node '" + op.name + "' (" + op.type + "): cost overflows");

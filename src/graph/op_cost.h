@@ -17,6 +17,7 @@
 #include <functional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -43,10 +44,16 @@ class CostRegistry {
   bool Has(const std::string& domain, const std::string& op_type) const;
 
   // Counts one op. Unknown op types return kUnsupported naming the op type; a known op whose
-  // shapes are missing returns kInvalidInput naming the node and tensor.
+  // shapes are missing returns kInvalidInput naming the node and tensor. An in-place aten op
+  // ("hardswish_") without an entry of its own counts as its out-of-place form.
   Expected<OpCost> Count(const Graph& graph, const Op& op) const;
 
+  // Every registered (domain, op type), sorted; domain "" is ONNX's.
+  std::vector<std::pair<std::string, std::string>> Entries() const;
+
  private:
+  const CostFn* Find(const std::string& domain, const std::string& op_type) const;
+
   std::unordered_map<std::string, CostFn> entries_;  // key: domain + "::" + op_type
 };
 

@@ -1,5 +1,7 @@
 #include "graph/shape_inference.h"
 
+#include "graph/constant_folding.h"
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -1580,7 +1582,34 @@ class Walker {
     const auto& reg = Registry();
     auto it = reg.find(op.type);
     if (it == reg.end()) return Unsupported("no shape inference for op type '" + op.type + "'");
-    return it->second(c);
+    Status s = it->second(c);
+    if (s.ok()) FoldOutputs(c);
+    return s;
+  }
+
+  // Computes the contents of small constant outputs the op's entry did not fold itself
+  // (constant_folding.h), so shape chains of any length resolve.
+  void FoldOutputs(InferCtx& c) {
+    bool missing = false;
+    std::vector<const TensorInfo*> outs;
+    for (size_t i = 0; i < c.op.outputs.size(); ++i) {
+      const TensorInfo* t = c.Out(i);
+      if (!t) return;
+      missing |= !t->int_values && !t->float_values;
+      outs.push_back(t);
+    }
+    if (!missing) return;
+    std::vector<const TensorInfo*> ins;
+    for (size_t i = 0; i < c.NumIn(); ++i) ins.push_back(c.In(i));
+    std::optional<std::vector<FoldedValue>> v =
+        FoldConstant(c.op, ins, outs, c.opset, c.options.max_folded_elements);
+    if (!v) return;
+    for (size_t i = 0; i < v->size(); ++i) {
+      TensorInfo* t = c.Out(i);
+      if (t->int_values || t->float_values) continue;
+      if ((*v)[i].is_int) t->int_values = std::move((*v)[i].ints);
+      else t->float_values = std::move((*v)[i].floats);
+    }
   }
 
   static const Graph* Branch(const Op& op, const char* key) {

@@ -11,10 +11,23 @@
 
 #include <torch/csrc/jit/ir/constants.h>
 #include <torch/csrc/jit/ir/ir.h>
+#include <torch/library.h>
 #include <torch/script.h>
 #include <torch/version.h>
 
 #include "graph/torchscript_shapes.h"
+
+#if TORCH_VERSION_MAJOR < 2
+// LibTorch 1.x has no aten::scaled_dot_product_attention (PyTorch 2.0 added it), which traces
+// of torch 2.x transformers call in every layer. ftax never runs the op (its own shape rule
+// gives the output), so declaring the 2.x schema is all torch::jit::load needs to resolve the
+// call in such a file.
+TORCH_LIBRARY_FRAGMENT(aten, m) {
+  m.def("scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? "
+        "attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, "
+        "bool enable_gqa=False) -> Tensor");
+}
+#endif
 
 namespace ftax {
 

@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "graph/op_cost.h"
 #include "predictor/lowering_rules.h"
 
 namespace ftax {
@@ -38,8 +39,12 @@ class Walker {
     // Producers are needed only to fold ONNX bias Adds into MatMuls.
     if (std::any_of(g_.ops.begin(), g_.ops.end(), [](const Op& op) { return op.domain != "aten"; }))
       for (const Op& op : g_.ops) producer_[op.outputs.empty() ? "" : op.outputs[0]] = &op;
+    if (!producer_.empty()) FindOnnxGelus();
     for (size_t i = 0; i < g_.ops.size(); ++i) {
-      Status s = LowerOp(int(i), g_.ops[i]);
+      if (gelu_member_.count(int(i))) continue;  // folded into its GELU's last op
+      auto gelu = gelu_input_.find(int(i));
+      Status s = gelu != gelu_input_.end() ? LowerGelu(int(i), g_.ops[i], *gelu->second)
+                                           : LowerOp(int(i), g_.ops[i]);
       if (!s.ok()) return s;
     }
     if (opt_.framework == Framework::kTorchscript || opt_.framework == Framework::kCudaGraph) FuseElementwiseChains();
@@ -52,9 +57,19 @@ class Walker {
           "(BatchNorm folded, GELU decomposed, shape arithmetic made explicit), so dispatch "
           "counts are approximate; a TorchScript trace or an --arch spec with --flavor torch "
           "is closer to what PyTorch runs");
+    if (fused_gelus_ > 0)
+      work_.notes.push_back(std::to_string(fused_gelus_) + " exported GELUs (Div, Erf, Add, Mul, Mul) "
+                            "priced as one GELU kernel each, as PyTorch runs F.gelu");
+    for (const auto& [type, n] : generic_)
+      work_.notes.push_back("op type '" + type + "' (" + std::to_string(n) +
+                            " nodes) has no lowering rule: priced as one kernel from its counted "
+                            "FLOPs and bytes");
     for (const auto& [type, n] : unknown_)
       work_.notes.push_back("op type '" + type + "' (" + std::to_string(n) +
-                            " nodes) is not in the lowering table: priced as one elementwise kernel");
+                            " nodes) is unknown to ftax (no lowering rule, no counting entry): "
+                            "priced as one elementwise kernel");
+    work_.generic_ops = generic_;
+    work_.unpriced_ops = unknown_;
     return std::move(work_);
   }
 
@@ -100,6 +115,79 @@ class Walker {
       if (n < 0 || n > 16) return false;
     }
     return true;
+  }
+
+  // Exporters write F.gelu (erf form) as x * (1 + erf(x / sqrt(2))) * 0.5: Div (or Mul),
+  // Erf, Add, Mul, Mul, each intermediate read by the next op only. PyTorch runs the module as
+  // one GELU kernel, so the five ops are priced as that kernel (reading x, writing the result)
+  // at the last one; the others cost nothing.
+  void FindOnnxGelus() {
+    std::unordered_map<std::string, std::vector<int>> readers;
+    for (size_t i = 0; i < g_.ops.size(); ++i)
+      for (const std::string& in : g_.ops[i].inputs)
+        if (!in.empty()) readers[in].push_back(int(i));
+    auto is_const = [&](const std::string& name) {
+      const TensorInfo* t = g_.Find(name);
+      if (!t) return false;
+      if (t->is_initializer || t->float_values || t->int_values) return true;
+      auto p = producer_.find(name);
+      return p != producer_.end() && p->second->type == "Constant";
+    };
+    // The only reader of `tensor`, if it is of `type` (and not a graph output).
+    auto sole_reader = [&](const std::string& tensor, const char* type) -> int {
+      auto it = readers.find(tensor);
+      if (it == readers.end() || it->second.size() != 1) return -1;
+      if (std::find(g_.outputs.begin(), g_.outputs.end(), tensor) != g_.outputs.end()) return -1;
+      const Op& r = g_.ops[size_t(it->second[0])];
+      return r.type == type && r.domain.empty() ? it->second[0] : -1;
+    };
+    // The input of a binary op that is not `other` (or -1 / "" if the op is not binary).
+    auto other_input = [](const Op& op, const std::string& other) -> std::string {
+      if (op.inputs.size() != 2) return "";
+      if (op.inputs[0] == other) return op.inputs[1];
+      if (op.inputs[1] == other) return op.inputs[0];
+      return "";
+    };
+    std::unordered_map<const Op*, int> index;
+    for (size_t i = 0; i < g_.ops.size(); ++i) index[&g_.ops[i]] = int(i);
+    for (size_t i = 0; i < g_.ops.size(); ++i) {
+      const Op& erf = g_.ops[i];
+      if (erf.type != "Erf" || !erf.domain.empty() || erf.inputs.size() != 1 || erf.outputs.size() != 1) continue;
+      auto p = producer_.find(erf.inputs[0]);
+      if (p == producer_.end()) continue;
+      const Op& scale = *p->second;
+      if ((scale.type != "Div" && scale.type != "Mul") || scale.inputs.size() != 2) continue;
+      const std::string& x = scale.inputs[0];
+      if (!is_const(scale.inputs[1]) || sole_reader(scale.outputs[0], "Erf") != int(i)) continue;
+      const int add = sole_reader(erf.outputs[0], "Add");
+      if (add < 0 || !is_const(other_input(g_.ops[size_t(add)], erf.outputs[0]))) continue;
+      const int mul = sole_reader(g_.ops[size_t(add)].outputs[0], "Mul");
+      if (mul < 0 || other_input(g_.ops[size_t(mul)], g_.ops[size_t(add)].outputs[0]) != x) continue;
+      int last = mul;
+      const int half = sole_reader(g_.ops[size_t(mul)].outputs[0], "Mul");
+      if (half >= 0 && is_const(other_input(g_.ops[size_t(half)], g_.ops[size_t(mul)].outputs[0]))) last = half;
+      for (int m : {index[&scale], int(i), add, mul, half})
+        if (m >= 0 && m != last) gelu_member_.insert(m);
+      gelu_input_[last] = &scale.inputs[0];
+    }
+  }
+
+  Status LowerGelu(int index, const Op& op, const std::string& x) {
+    const std::string& out = op.outputs[0];
+    const double in_bytes = Bytes(x), out_bytes = Bytes(out);
+    if (in_bytes < 0) return Missing(op, x);
+    if (out_bytes < 0) return Missing(op, out);
+    const int first = int(work_.kernels.size());
+    KernelWork k;
+    k.op_index = index;
+    k.dtype = opt_.precision;
+    k.cls = KernelClass::kElementwise;
+    k.flops = 8.0 * std::max(Numel(out), 0.0);  // erf + 4 arithmetic (docs/counting.md)
+    k.bytes = in_bytes + out_bytes;
+    work_.kernels.push_back(k);
+    Dispatch(DispatchClass::kKernel, index, first);
+    ++fused_gelus_;
+    return Status::Ok();
   }
 
   bool IsFoldedBias(const Op& op) const {
@@ -247,10 +335,14 @@ class Walker {
   Status LowerOp(int index, const Op& op) {
     const LoweringRule* found = FindLoweringRule(op.domain, op.type);
     LoweringRule rule;
+    const std::string qualified = (op.domain.empty() ? "" : op.domain + "::") + op.type;
     if (found) {
       rule = *found;
+    } else if (CostRegistry::Default().Has(op.domain, op.type)) {
+      generic_[qualified]++;
+      rule = LoweringRule{true, DispatchClass::kKernel, KernelRecipe::kCounted, false};
     } else {
-      unknown_[op.type]++;
+      unknown_[qualified]++;
       rule = LoweringRule{true, DispatchClass::kKernel, KernelRecipe::kElementwise, false};
     }
     const bool onnx = op.domain != "aten";
@@ -271,6 +363,13 @@ class Walker {
     }
     if (rule.recipe == KernelRecipe::kAttention)
       for (const auto& o : op.outputs) attention_out_.insert(o);
+    // A reshape or view to the same shape is an alias (transformers 5's `attn_output.reshape`
+    // right after SDPA): it keeps the fused kernel's layout.
+    if (layout == LayoutKind::kReshape && attention_out_.count(in0) && !op.outputs.empty()) {
+      const Shape* a = ShapeOf(in0);
+      const Shape* b = ShapeOf(op.outputs[0]);
+      if (a && b && *a == *b) attention_out_.insert(op.outputs[0]);
+    }
     KernelRecipe recipe = rule.recipe;
     DispatchClass dclass = rule.dispatch_class;
     const bool reshape_like = layout == LayoutKind::kReshape || layout == LayoutKind::kContiguous;
@@ -415,7 +514,7 @@ class Walker {
         }
         k.bytes += out_bytes;
         work_.kernels.push_back(k);
-        AddAttentionAux(index, op, bh, sq, sk);
+        AddAttentionAux(index, op, bh, sq, sk, op.inputs.size() > 3 && !op.inputs[3].empty());
         return Status::Ok();
       }
       case KernelRecipe::kReduction:
@@ -445,6 +544,18 @@ class Walker {
             if (e > 1 && e < n) k.variant = KernelVariant::kBroadcast;
           }
         }
+        break;
+      }
+      case KernelRecipe::kNativeMha:
+        return AddNativeMha(index, op);
+      case KernelRecipe::kCounted: {
+        Expected<OpCost> c = CostRegistry::Default().Count(g_, op);
+        if (!c.ok()) return c.status();
+        if (!c->launches_work) return Status::Ok();
+        k.cls = c->macs > 0 ? KernelClass::kGemm : KernelClass::kElementwise;
+        k.flops = c->flops;
+        // Counted bytes are at the file's dtypes; scale floating tensors to the run's.
+        k.bytes = (c->bytes_read + c->bytes_written) * ByteScale(op);
         break;
       }
       case KernelRecipe::kCopy:
@@ -497,6 +608,71 @@ class Walker {
     return Status::Ok();
   }
 
+  // The ratio of the run's float size to the op's first float tensor's (counted bytes are at
+  // the dtypes the file declares).
+  double ByteScale(const Op& op) const {
+    for (const auto* names : {&op.inputs, &op.outputs})
+      for (const std::string& n : *names) {
+        const TensorInfo* t = n.empty() ? nullptr : g_.Find(n);
+        if (t && t->dtype != DType::kUnknown && IsFloat(t->dtype) && DTypeSize(t->dtype) > 0)
+          return double(DTypeSize(opt_.precision)) / DTypeSize(t->dtype);
+      }
+    return 1.0;
+  }
+
+  // aten::_native_multi_head_attention(query, key, value, qkv_weight, qkv_bias, proj_weight,
+  // proj_bias, mask?) with attributes embed_dim and num_head: what its CUDA implementation runs
+  // for inference without attention weights: x @ qkv_weight^T + qkv_bias as one GEMM (for
+  // self-attention; separate q and kv GEMMs otherwise), scaled_dot_product_attention over the
+  // heads on strided views, and the output projection GEMM with bias.
+  Status AddNativeMha(int index, const Op& op) {
+    const std::string out = op.outputs.empty() ? "" : op.outputs[0];
+    const Shape* q = ShapeOf(op.inputs.empty() ? "" : op.inputs[0]);
+    const Shape* kv = ShapeOf(op.inputs.size() > 1 ? op.inputs[1] : "");
+    if (!q || q->size() != 3 || !NumElements(*q)) return Missing(op, op.inputs.empty() ? "query" : op.inputs[0]);
+    if (!kv || kv->size() != 3 || !NumElements(*kv)) return Missing(op, op.inputs.size() > 1 ? op.inputs[1] : "key");
+    const int64_t b = (*q)[0].value, l = (*q)[1].value, e = (*q)[2].value, s = (*kv)[1].value;
+    const int64_t heads = std::max<int64_t>(op.IntAttr("num_head", 1), 1);
+    const int64_t d = e / heads;
+    const int bytes = DTypeSize(opt_.precision);
+    auto gemm = [&](int64_t m, int64_t n, int64_t kk) {
+      KernelWork g;
+      g.op_index = index;
+      g.dtype = opt_.precision;
+      g.cls = KernelClass::kGemm;
+      g.m = m;
+      g.n = n;
+      g.k = kk;
+      g.flops = 2.0 * double(m) * double(n) * double(kk);
+      g.bytes = (double(m) * kk + double(n) * kk + double(m) * n + n) * bytes;
+      work_.kernels.push_back(g);
+    };
+    const bool self = op.inputs.size() > 2 && op.inputs[0] == op.inputs[1] && op.inputs[1] == op.inputs[2];
+    if (self) {
+      gemm(b * l, 3 * e, e);
+    } else {
+      gemm(b * l, e, e);
+      gemm(b * s, 2 * e, e);
+    }
+    const bool masked = op.inputs.size() > 7 && !op.inputs[7].empty();
+    KernelWork a;
+    a.op_index = index;
+    a.dtype = opt_.precision;
+    a.cls = masked ? KernelClass::kAttentionMasked : KernelClass::kAttention;
+    const double bh = double(b) * double(heads);
+    a.flops = 4.0 * bh * double(l) * double(s) * double(d);
+    a.m = l;
+    a.n = 1;
+    a.k = int64_t(double(s) * double(d) / 64.0 + 0.5);
+    a.batch = int64_t(bh);
+    a.bytes = (double(b) * l * e * 2 + double(b) * s * e * 2) * bytes;
+    work_.kernels.push_back(a);
+    AddAttentionAux(index, op, bh, double(l), double(s), masked);
+    gemm(b * l, e, e);
+    if (Numel(out) < 0) return Missing(op, out);
+    return Status::Ok();
+  }
+
   bool AddmmRunsAsMmAndAdd() const {
     return opt_.framework == Framework::kTorchscript || opt_.framework == Framework::kCudaGraph;
   }
@@ -506,7 +682,7 @@ class Walker {
   // softmax statistics (one memset) in fp16/bf16; a TorchScript trace of the same module
   // materializes the additive mask per layer (one where over [B, heads, Sq, Sk]) and fills
   // two small buffers. Priced as elementwise kernels.
-  void AddAttentionAux(int index, const Op& op, double bh, double sq, double sk) {
+  void AddAttentionAux(int index, const Op& op, double bh, double sq, double sk, bool masked) {
     auto add = [&](double bytes) {
       KernelWork a;
       a.cls = KernelClass::kElementwise;
@@ -519,7 +695,6 @@ class Walker {
     const bool half = opt_.precision == DType::kFloat16 || opt_.precision == DType::kBFloat16;
     const bool eager = opt_.framework == Framework::kPytorchEager ||
                        opt_.framework == Framework::kLibtorchEager;
-    const bool masked = op.inputs.size() > 3 && !op.inputs[3].empty();
     if (op.domain != "aten") return;
     if (eager) {
       if (half) add(bh * sq * 4.0);  // memset of the log-sum-exp statistics
@@ -537,6 +712,10 @@ class Walker {
   std::unordered_set<std::string> strided_;
   std::unordered_set<std::string> attention_out_;
   std::map<std::string, int> unknown_;
+  std::map<std::string, int> generic_;
+  std::unordered_set<int> gelu_member_;                         // ops folded into a GELU
+  std::unordered_map<int, const std::string*> gelu_input_;      // last op of a GELU -> its x
+  int fused_gelus_ = 0;
 };
 
 }  // namespace

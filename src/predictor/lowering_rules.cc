@@ -1,6 +1,8 @@
 #include "predictor/lowering_rules.h"
 
+#include <algorithm>
 #include <unordered_map>
+#include <vector>
 
 namespace ftax {
 namespace {
@@ -192,6 +194,88 @@ const Row kRows[] = {
 };
 // clang-format on
 
+// Op types that share one rule, beyond the rows above (a row above wins). Each is what the op
+// runs in PyTorch: one ATen call, one kernel of the named recipe (aten); for ONNX ops, the
+// kernel PyTorch runs for the module the exporter wrote them from.
+struct Group {
+  const char* domain;
+  LoweringRule rule;
+  std::vector<const char*> types;
+};
+
+const std::vector<Group>& Groups() {
+  static const auto* groups = new std::vector<Group>{
+      {"aten", kView,
+       {"unflatten", "narrow", "as_strided", "unbind", "split_with_sizes", "_reshape_alias",
+        "_unsafe_view", "lift_fresh", "identity", "feature_dropout", "alpha_dropout",
+        "movedim", "swapaxes", "unfold", "diagonal", "view_as_real", "view_as_complex",
+        "empty", "empty_like", "new_empty", "lift_fresh_copy"}},
+      {"aten", kFree, {"numel", "dim", "item", "is_floating_point"}},
+      {"aten", kLib(KR::kNativeMha), {"_native_multi_head_attention"}},
+      {"aten", kLib(KR::kAttention),
+       {"_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",
+        "_scaled_dot_product_cudnn_attention"}},
+      {"aten", kLib(KR::kConv),
+       {"conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"}},
+      {"aten", kLib(KR::kCounted), {"einsum", "addbmm"}},
+      {"aten", kKer(KR::kNorm),
+       {"native_group_norm", "instance_norm", "rms_norm", "native_batch_norm",
+        "_native_batch_norm_legit_no_training"}},
+      {"aten", kKer(KR::kReduction),
+       {"_softmax", "_log_softmax", "amin", "min", "prod", "norm", "var", "std", "argmax",
+        "argmin", "topk", "max_pool1d", "max_pool3d", "avg_pool1d", "avg_pool3d",
+        "adaptive_avg_pool1d", "adaptive_avg_pool3d", "cumsum", "cumprod", "logsumexp",
+        "any", "all"}},
+      {"aten", kKer(KR::kElementwise),
+       {"abs", "clamp_max", "leaky_relu", "logical_not", "logical_or", "logical_xor",
+        "maximum", "minimum", "floor", "ceil", "round", "sign", "reciprocal", "__or__",
+        "__xor__", "bitwise_xor", "diff", "floor_divide", "remainder", "fmod", "true_divide",
+        "square", "trunc", "frac", "isnan", "isinf", "isfinite", "nan_to_num", "threshold",
+        "copysign", "lerp", "log1p", "expm1", "log2", "log10", "sinh", "cosh", "asin", "acos",
+        "atan", "atan2", "erfinv", "logit", "hypot", "xlogy", "log", "erf", "sin", "cos",
+        "softplus", "elu", "selu", "celu", "mish", "rand", "randn", "rand_like", "randn_like",
+        "scalar_tensor", "zeros_like", "ones_like", "full_like", "new_full", "zero_",
+        "masked_scatter", "addcmul", "addcdiv", "softsign", "tril", "triu", "prelu", "glu",
+        "__lshift__", "__rshift__"}},
+      {"aten", kKer(KR::kCopy),
+       {"_to_copy", "copy_", "repeat", "masked_select", "scatter", "scatter_add",
+        "index_put", "index_put_", "upsample_bilinear2d", "upsample_bicubic2d", "interpolate",
+        "reflection_pad2d", "replication_pad2d", "pixel_shuffle", "pixel_unshuffle",
+        "channel_shuffle", "repeat_interleave", "expand_copy", "permute_copy"}},
+      {"", kKer(KR::kElementwise),
+       {"Abs", "Ceil", "Floor", "Round", "Sign", "Reciprocal", "Log", "Sin", "Cos", "Tan",
+        "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Softplus",
+        "Softsign", "Elu", "Selu", "Celu", "LeakyRelu", "PRelu", "ThresholdedRelu", "Shrink",
+        "Swish", "Mish", "Mod", "Min", "Max", "Sum", "Mean", "Not", "And", "Or", "Xor",
+        "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "IsNaN", "IsInf",
+        "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot", "CastLike",
+        "Trilu", "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "BiasAdd",
+        "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Bernoulli",
+        "EyeLike", "HannWindow", "HammingWindow", "BlackmanWindow", "Det", "Multinomial"}},
+      {"", kKer(KR::kReduction),
+       {"ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
+        "ReduceSumSquare", "ArgMax", "ArgMin", "TopK", "Hardmax", "LpPool", "GlobalLpPool",
+        "CumSum", "LRN", "SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss"}},
+      {"", kKer(KR::kNorm),
+       {"GroupNormalization", "LpNormalization", "MeanVarianceNormalization"}},
+      {"", kKer(KR::kCopy),
+       {"Pad", "Tile", "Resize", "Upsample", "ScatterND", "ScatterElements", "Scatter",
+        "DepthToSpace", "SpaceToDepth", "ReverseSequence", "Compress", "NonZero", "Unique",
+        "OneHot", "MaxUnpool", "GridSample", "RoiAlign", "SplitToSequence",
+        "ConcatFromSequence"}},
+      {"", kKer(KR::kGather), {"GatherElements", "GatherND"}},
+      {"", kLib(KR::kConv), {"ConvTranspose", "ConvInteger", "QLinearConv"}},
+      {"", kLib(KR::kMatMul), {"MatMulInteger", "QLinearMatMul"}},
+      {"", kLib(KR::kCounted), {"Einsum", "LSTM", "GRU", "RNN"}},
+      {"", kView, {"Size", "Optional", "OptionalHasElement", "OptionalGetElement",
+                   "SequenceEmpty", "SequenceLength", "SequenceAt", "SequenceConstruct",
+                   "SequenceInsert", "SequenceErase", "SequenceMap", "StringNormalizer",
+                   "TfIdfVectorizer"}},
+      {"", kFree, {"If", "Loop", "Scan"}},
+  };
+  return *groups;
+}
+
 // op type -> rules for the ONNX domain ([0]) and the aten domain ([1]); a null entry means
 // no rule. Keyed by op type alone so a lookup allocates nothing.
 using Entry = std::pair<const LoweringRule*, const LoweringRule*>;
@@ -203,6 +287,12 @@ const std::unordered_map<std::string, Entry>& Table() {
       Entry& e = (*t)[r.key.type];
       (std::string(r.key.domain) == "aten" ? e.second : e.first) = &r.rule;
     }
+    for (const Group& g : Groups())
+      for (const char* type : g.types) {
+        Entry& e = (*t)[type];
+        const LoweringRule*& slot = std::string(g.domain) == "aten" ? e.second : e.first;
+        if (!slot) slot = &g.rule;
+      }
     return t;
   }();
   return *table;
@@ -211,11 +301,27 @@ const std::unordered_map<std::string, Entry>& Table() {
 }  // namespace
 
 const LoweringRule* FindLoweringRule(const std::string& domain, const std::string& op_type) {
+  const bool aten = domain == "aten";
+  if (!aten && !domain.empty() && domain != "ai.onnx") return nullptr;
   auto it = Table().find(op_type);
-  if (it == Table().end()) return nullptr;
-  if (domain == "aten") return it->second.second;
-  if (domain.empty() || domain == "ai.onnx") return it->second.first;
-  return nullptr;
+  const LoweringRule* r = nullptr;
+  if (it != Table().end()) r = aten ? it->second.second : it->second.first;
+  if (!r && aten && op_type.size() > 1 && op_type.back() == '_' && op_type[op_type.size() - 2] != '_') {
+    // In-place form ("hardswish_") of an out-of-place row; "__and__" is not one.
+    auto base = Table().find(op_type.substr(0, op_type.size() - 1));
+    if (base != Table().end()) r = base->second.second;
+  }
+  return r;
+}
+
+std::vector<std::pair<std::string, std::string>> LoweringTableKeys() {
+  std::vector<std::pair<std::string, std::string>> keys;
+  for (const auto& [type, e] : Table()) {
+    if (e.first) keys.emplace_back("", type);
+    if (e.second) keys.emplace_back("aten", type);
+  }
+  std::sort(keys.begin(), keys.end());
+  return keys;
 }
 
 }  // namespace ftax

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "predictor/framework.h"
 
@@ -22,6 +24,12 @@ enum class KernelRecipe {
   kElementwise,  // pointwise: reads inputs, writes outputs
   kCopy,         // layout copy: reads and writes the output's bytes
   kGather,       // embedding lookup
+  // nn.MultiheadAttention's inference fast path (aten::_native_multi_head_attention): the
+  // packed QKV projection GEMM, fused attention over the heads, the output projection GEMM.
+  kNativeMha,
+  // An op with a counting entry (op_cost.h) and no recipe of its own: one kernel priced from
+  // its counted FLOPs and bytes (a GEMM-class kernel if it has MACs). Reported as such.
+  kCounted,
 };
 
 struct LoweringRule {
@@ -33,7 +41,13 @@ struct LoweringRule {
   bool bias_foldable = false;
 };
 
-// Returns the rule for an op, or nullptr for an op type the table does not know.
+// Returns the rule for an op, or nullptr for an op type the table does not know. An in-place
+// aten op ("silu_", "hardswish_", "dropout_") without a row of its own takes the rule of its
+// out-of-place form: same dispatch, same kernel.
 const LoweringRule* FindLoweringRule(const std::string& domain, const std::string& op_type);
+
+// Every (domain, op type) the table has a row for ("aten" or "" for ONNX), for tests that
+// check the table against the counting registry.
+std::vector<std::pair<std::string, std::string>> LoweringTableKeys();
 
 }  // namespace ftax

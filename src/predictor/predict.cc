@@ -46,6 +46,8 @@ Expected<PredictionPoint> PredictPoint(const Graph& graph, const HostProfile& pr
   p.kernels = t.kernels;
   p.module_calls = work->module_calls;
   for (int c = 0; c < kNumKernelClasses; ++c) p.class_ms[c] = t.class_us[c] / 1e3;
+  p.generic_ops = work->generic_ops;
+  p.unpriced_ops = work->unpriced_ops;
   p.interval_lo_ms = p.interval_hi_ms = p.latency_ms;
   if (samples > 0) {
     std::mt19937_64 rng(seed);
@@ -97,6 +99,10 @@ Expected<PredictionReport> PredictSweep(const GraphAtBatch& model, const HostPro
         } else if (!first_compute_bound) {
           last_framework_bound = b;
         }
+        for (const auto& [type, n] : p->generic_ops)
+          report.generic_ops[type] = std::max(report.generic_ops[type], n);
+        for (const auto& [type, n] : p->unpriced_ops)
+          report.unpriced_ops[type] = std::max(report.unpriced_ops[type], n);
         report.points.push_back(p.value());
       }
       if (!req.find_crossover) continue;

@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,6 +50,9 @@ struct PredictionPoint {
   int kernels = 0;
   int module_calls = 0;
   std::array<double, kNumKernelClasses> class_ms{};
+  // Op types the lowering had no rule for (work_list.h): priced from counts, or guessed.
+  std::map<std::string, int> generic_ops;
+  std::map<std::string, int> unpriced_ops;
 };
 
 struct Crossover {
@@ -64,6 +68,10 @@ struct PredictionReport {
   std::vector<PredictionPoint> points;
   std::vector<Crossover> crossovers;
   std::vector<std::string> notes;  // deduplicated notes from lowering and the profile
+  // Over all points (the most nodes any point had): op types priced by the generic rule from
+  // their counts, and op types ftax does not know at all (priced as a guess).
+  std::map<std::string, int> generic_ops;
+  std::map<std::string, int> unpriced_ops;
 };
 
 // One point.

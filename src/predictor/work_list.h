@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -59,6 +60,11 @@ struct WorkList {
   std::vector<KernelWork> kernels;
   int module_calls = 0;  // nn.Module __call__s (Python eager only)
   std::vector<std::string> notes;  // approximations made while lowering
+  // Op types without a row in the lowering table, with their node counts: `generic_ops` have
+  // a counting entry and are priced from their counted FLOPs and bytes; `unpriced_ops` have
+  // neither and are priced as one elementwise kernel each (a guess, reported as such).
+  std::map<std::string, int> generic_ops;
+  std::map<std::string, int> unpriced_ops;
 };
 
 }  // namespace ftax

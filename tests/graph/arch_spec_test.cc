@@ -52,6 +52,11 @@ double LocalMacs(const Graph& g) {
       const Shape& k = ShapeOf(g, op.inputs[1]);
       const double bh = static_cast<double>(Elems(g, op.inputs[0])) / (q[2].value * q[3].value);
       macs += 2.0 * bh * q[2].value * k[2].value * q[3].value;  // QK^T and PV
+    } else if (t == "_native_multi_head_attention") {
+      // x [B, L, E] @ W_qkv [3E, E]^T, QK^T and PV over all heads, output projection E x E.
+      const Shape& q = ShapeOf(g, op.inputs[0]);
+      const double tokens = static_cast<double>(q[0].value) * q[1].value, e = q[2].value;
+      macs += tokens * 3 * e * e + 2.0 * tokens * q[1].value * e + tokens * e * e;
     }
   }
   return macs;

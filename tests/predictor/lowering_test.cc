@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "graph/arch_spec.h"
+#include "graph/op_cost.h"
+#include "predictor/lowering_rules.h"
 
 namespace ftax {
 namespace {
@@ -245,6 +247,103 @@ TEST(LoweringTest, ModuleCallsCountScopesAndAncestorsOnce) {
   }
   // root, /encoder, /encoder/layer.0, /encoder/layer.0/attention, /encoder/layer.1, /pooler
   EXPECT_EQ(CountModuleCalls(g), 6);
+}
+
+}  // namespace
+}  // namespace ftax
+
+namespace ftax {
+namespace {
+
+// Every op ftax counts has a lowering rule, so no counted op is priced by a guess.
+TEST(LoweringTableTest, EveryCountedOnnxAndAtenOpHasARule) {
+  std::vector<std::string> missing;
+  for (const auto& [domain, type] : CostRegistry::Default().Entries()) {
+    if (domain != "" && domain != "aten") continue;  // contrib domains: the generic rule
+    if (!FindLoweringRule(domain, type)) missing.push_back(domain + "::" + type);
+  }
+  EXPECT_TRUE(missing.empty()) << ::testing::PrintToString(missing);
+}
+
+TEST(LoweringTableTest, InPlaceOpsTakeTheirOutOfPlaceRule) {
+  for (const char* t : {"silu", "hardswish", "dropout", "relu", "gelu", "sigmoid"}) {
+    const std::string inplace = std::string(t) + "_";
+    const LoweringRule* in = FindLoweringRule("aten", inplace);
+    const LoweringRule* out = FindLoweringRule("aten", t);
+    ASSERT_NE(in, nullptr) << inplace;
+    ASSERT_NE(out, nullptr) << t;
+    EXPECT_EQ(in->recipe, out->recipe) << inplace;
+    EXPECT_EQ(in->dispatch_class, out->dispatch_class) << inplace;
+    EXPECT_TRUE(CostRegistry::Default().Has("aten", inplace)) << inplace;
+  }
+  EXPECT_EQ(FindLoweringRule("aten", "dropout_")->recipe, KernelRecipe::kNone);
+  EXPECT_EQ(FindLoweringRule("aten", "unflatten")->recipe, KernelRecipe::kNone);
+  EXPECT_EQ(FindLoweringRule("aten", "__and_"), nullptr);  // not an in-place form of "__and"
+}
+
+// torchvision ViT's traced attention block: x [2, 197, 768], 12 heads. By hand: one QKV GEMM
+// (394 x 2304 x 768), attention over 24 heads of 197 x 197 x 64, one output GEMM (394 x 768 x
+// 768); one dispatch.
+TEST(LoweringTest, NativeMultiHeadAttentionIsQkvGemmAttentionAndOutputGemm) {
+  Graph g;
+  g.tensors["x"] = T("x", {2, 197, 768});
+  g.tensors["wqkv"] = T("wqkv", {2304, 768}, DType::kFloat32, true);
+  g.tensors["bqkv"] = T("bqkv", {2304}, DType::kFloat32, true);
+  g.tensors["wo"] = T("wo", {768, 768}, DType::kFloat32, true);
+  g.tensors["bo"] = T("bo", {768}, DType::kFloat32, true);
+  g.tensors["y"] = T("y", {2, 197, 768});
+  Op op = MakeOp("aten", "_native_multi_head_attention", {"x", "x", "x", "wqkv", "bqkv", "wo", "bo"}, {"y"});
+  op.attrs["num_head"].kind = Attribute::Kind::kInt;
+  op.attrs["num_head"].i = 12;
+  g.ops.push_back(op);
+  Expected<WorkList> w = Lower(g, {Framework::kCudaGraph, DType::kFloat16});
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  ASSERT_EQ(w->dispatches.size(), 1u);
+  ASSERT_EQ(w->kernels.size(), 3u);
+  EXPECT_EQ(w->kernels[0].cls, KernelClass::kGemm);
+  EXPECT_EQ(w->kernels[0].m, 394);
+  EXPECT_EQ(w->kernels[0].n, 2304);
+  EXPECT_EQ(w->kernels[0].k, 768);
+  EXPECT_EQ(w->kernels[1].cls, KernelClass::kAttention);
+  EXPECT_DOUBLE_EQ(w->kernels[1].flops, 4.0 * 24 * 197 * 197 * 64);
+  EXPECT_EQ(w->kernels[2].cls, KernelClass::kGemm);
+  EXPECT_EQ(w->kernels[2].n, 768);
+  EXPECT_DOUBLE_EQ(w->kernels[0].flops + w->kernels[2].flops, 2.0 * 394 * 768 * (2304 + 768));
+  EXPECT_TRUE(w->unpriced_ops.empty());
+}
+
+// ONNX's erf GELU: Div, Erf, Add, Mul, Mul priced as one kernel that reads x and writes y.
+TEST(LoweringTest, OnnxErfGeluIsOneKernel) {
+  Graph g;
+  for (const char* n : {"x", "d", "e", "a", "m", "y"}) g.tensors[n] = T(n, {8, 128, 3072});
+  for (const char* n : {"sqrt2", "one", "half"}) g.tensors[n] = T(n, {}, DType::kFloat32, true);
+  g.ops.push_back(MakeOp("", "Div", {"x", "sqrt2"}, {"d"}));
+  g.ops.push_back(MakeOp("", "Erf", {"d"}, {"e"}));
+  g.ops.push_back(MakeOp("", "Add", {"e", "one"}, {"a"}));
+  g.ops.push_back(MakeOp("", "Mul", {"x", "a"}, {"m"}));
+  g.ops.push_back(MakeOp("", "Mul", {"m", "half"}, {"y"}));
+  g.outputs = {"y"};
+  Expected<WorkList> w = Lower(g, {Framework::kPytorchEager, DType::kFloat16});
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  ASSERT_EQ(w->kernels.size(), 1u);
+  EXPECT_EQ(w->dispatches.size(), 1u);
+  EXPECT_DOUBLE_EQ(w->kernels[0].bytes, 2.0 * 8 * 128 * 3072 * 2);
+}
+
+TEST(LoweringTest, UnknownOpsAreListedNotSilent) {
+  Graph g;
+  g.tensors["x"] = T("x", {4, 4});
+  g.tensors["y"] = T("y", {4, 4});
+  g.tensors["z"] = T("z", {4, 4});
+  g.ops.push_back(MakeOp("custom.domain", "MysteryOp", {"x"}, {"y"}));
+  g.ops.push_back(MakeOp("com.microsoft", "FusedMatMul", {"x", "y"}, {"z"}));
+  Expected<WorkList> w = Lower(g, {Framework::kCudaGraph, DType::kFloat16});
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_EQ(w->unpriced_ops, (std::map<std::string, int>{{"custom.domain::MysteryOp", 1}}));
+  EXPECT_EQ(w->generic_ops, (std::map<std::string, int>{{"com.microsoft::FusedMatMul", 1}}));
+  ASSERT_EQ(w->kernels.size(), 2u);
+  EXPECT_EQ(w->kernels[1].cls, KernelClass::kGemm);  // priced from its counted MACs
+  EXPECT_DOUBLE_EQ(w->kernels[1].flops, 2.0 * 4 * 4 * 4);
 }
 
 }  // namespace
