@@ -13,7 +13,7 @@ out=${REPORTS:-/tmp/ftax-reports}
 mkdir -p "$out"
 for run in "${runs[@]}"; do
   IFS=: read -r h meas campaign <<<"$run"
-  "$ftax" calibrate "data/measurements/$meas.measurements.json" -o "data/profiles/$h.json" --force \
+  "$ftax" calibrate "data/measurements/$meas.measurements.json" -o "data/profiles/$h.json" \
     > "data/profiles/$h.calibrate.txt" 2>&1 || true
   m=(--measured "data/validation/$campaign.torchscript-cudagraph.json"
      --measured "data/validation/$campaign.eager.json")

@@ -100,6 +100,12 @@ double LinearR2(const std::vector<double>& predicted, const std::vector<double>&
   return R2(predicted, measured);
 }
 
+bool KernelClassPassesGates(const KernelFit& k, const FitOptions& options) {
+  if (!k.params.floor_us.known()) return false;
+  if (std::isfinite(k.params.r2) && k.params.r2 < options.min_r2) return false;
+  return !(k.holdout_error.points > 0 && k.holdout_error.median_abs_pct > options.max_holdout_median_err_pct);
+}
+
 std::vector<std::string> QualityFailures(const Calibration& c, const FitOptions& options) {
   std::vector<std::string> out;
   char buf[256];

@@ -132,7 +132,13 @@ bool CalibrateAvailable();
 Expected<Calibration> Calibrate(const Measurements& m, const FitOptions& options);
 
 // Applies the quality gates to the fit results; one line per failing class or framework.
+// The gates do not stop a profile from being written: a kernel class that fails them is
+// recorded as not trusted ("trusted": false, with its held-out error), predictions that use
+// it widen their interval by that error and name the class, and `ftax calibrate` warns.
 std::vector<std::string> QualityFailures(const Calibration& c, const FitOptions& options);
+
+// Whether one kernel class passes the gates (fitted, R² of log(time) and held-out error).
+bool KernelClassPassesGates(const KernelFit& k, const FitOptions& options);
 
 // The summary that both the text table and `--format json` render, also stored as the
 // profile's "fit" object.

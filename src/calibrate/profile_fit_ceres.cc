@@ -856,6 +856,12 @@ Expected<Calibration> Calibrate(const Measurements& m, const FitOptions& options
   }
 
   c.quality_failures = QualityFailures(c, options);
+  for (const KernelFit& k : c.kernels) {  // the gates become what each class may be trusted for
+    auto it = profile.gpu.kernels.find(KernelKey(k.cls, k.dtype));
+    if (it == profile.gpu.kernels.end()) continue;
+    it->second.holdout_err_pct = k.holdout_error.points > 0 ? k.holdout_error.median_abs_pct : std::nan("");
+    it->second.trusted = KernelClassPassesGates(k, options);
+  }
   profile.fit = CalibrationSummaryJson(c, options);
   return c;
 }

@@ -2,9 +2,9 @@
 // `ftax calibrate --from-trace ... --profile IN -o OUT` refines one from profiler traces
 // instead (cli/calibrate_from_trace.h).
 //
-// Exit codes: 0 profile written; 1 a class or framework failed a quality gate and the profile
-// was not written (--force writes it anyway); 2 bad measurements or options; 3 this build has
-// no Ceres Solver.
+// Exit codes: 0 profile written (classes that fail a quality gate are written as not trusted,
+// with a warning); 1 the profile could not be written; 2 bad measurements or options; 3 this
+// build has no Ceres Solver.
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -214,8 +214,7 @@ int RunCalibrate(const CalibrateOptions& o) {
                        "(rows: profiles; stderr: 1.4826 x the median absolute deviation of their scales)"}},
                      &profile);
   }
-  const bool refuse = !c->quality_failures.empty() && !o.force;
-  if (!c->quality_failures.empty() && o.force) profile.fit["forced"] = true;
+  // The quality gates say what may be trusted; they never stop a profile from being written.
 
   // The profile must load back exactly as the predictor will read it.
   json pj = HostProfileToJson(profile);
@@ -227,7 +226,7 @@ int RunCalibrate(const CalibrateOptions& o) {
   if (o.format == OutputFormat::kJson) {
     json summary = CalibrationSummaryJson(c.value(), o.fit);
     summary["profile"] = o.output;
-    summary["written"] = !refuse;
+    summary["written"] = true;
     summary["provenance"] = profile.provenance;
     std::cout << summary.dump(2) << "\n";
   } else if (o.format == OutputFormat::kMarkdown) {
@@ -236,17 +235,9 @@ int RunCalibrate(const CalibrateOptions& o) {
     PrintTable(c.value(), std::cout);
   }
 
-  if (refuse) {
-    std::string msg = "refusing to write '" + o.output + "': ";
-    for (size_t i = 0; i < c->quality_failures.size(); ++i)
-      msg += (i ? "; " : "") + c->quality_failures[i];
-    ReportError("calibrate", InvalidInput(msg),
-                "remeasure the class, relax --min-r2/--max-holdout-err, or pass --force");
-    return kExitFailure;
-  }
   for (const std::string& f : c->quality_failures)
-    std::cerr << "ftax calibrate: warning: written despite a failed quality gate (--force): " << f
-              << "\n";
+    std::cerr << "ftax calibrate: warning: not trusted, " << f
+              << " (predictions that use it carry that error in their interval and say so)\n";
   std::ofstream out(o.output);
   if (!out) return ReportError("calibrate", NotFound("cannot write profile '" + o.output + "'"));
   out << pj.dump(2) << "\n";
@@ -261,8 +252,9 @@ void SetupCalibrateCommand(CLI::App& app) {
   auto o = std::make_shared<CalibrateOptions>();
   CLI::App* cmd = app.add_subcommand(
       "calibrate",
-      "Fit a host profile from measurement files (Ceres). Exit 1 when a class fits poorly "
-      "and --force is not given, 3 when built without Ceres.\n"
+      "Fit a host profile from measurement files (Ceres). A kernel class that fails a quality "
+      "gate (R², held-out error) is written as not trusted: predictions that use it widen their "
+      "interval by its held-out error and name it. Exit 3 when built without Ceres.\n"
       "With --from-trace or --trace-manifest instead: refine the Python-eager (or TorchScript) "
       "dispatch costs of --profile from PyTorch profiler traces of real runs (no Ceres needed); "
       "exit 1 when fewer than --min-rows traces are framework-bound.");
@@ -284,13 +276,13 @@ void SetupCalibrateCommand(CLI::App& app) {
                                      "independent random holdout splits whose held-out errors are pooled")
                          ->capture_default_str());
   fit_only.push_back(
-      cmd->add_option("--min-r2", o->fit.min_r2, "refuse a kernel class whose R² of log(time) is lower")
+      cmd->add_option("--min-r2", o->fit.min_r2, "mark a kernel class not trusted when its R² of log(time) is lower")
           ->capture_default_str());
   fit_only.push_back(cmd->add_option("--max-holdout-err", o->fit.max_holdout_median_err_pct,
-                                     "refuse a kernel class whose held-out median |error| (%) is higher")
+                                     "mark a kernel class not trusted when its held-out median |error| (%) is higher")
                          ->capture_default_str());
   fit_only.push_back(cmd->add_option("--min-framework-r2", o->fit.min_framework_r2,
-                                     "refuse a framework whose R² of call time is lower")
+                                     "warn about a framework whose R² of call time is lower")
                          ->capture_default_str());
   std::map<std::string, FitLoss> losses = {
       {"huber", FitLoss::kHuber}, {"cauchy", FitLoss::kCauchy}, {"none", FitLoss::kNone}};
@@ -303,7 +295,7 @@ void SetupCalibrateCommand(CLI::App& app) {
   fit_only.push_back(
       cmd->add_option("--sms", o->fit.num_sms, "SM count (default: host.sm_count of the measurements)"));
   fit_only.push_back(
-      cmd->add_flag("--force", o->force, "write the profile even if a class fails a quality gate"));
+      cmd->add_flag("--force", o->force, "accepted for old scripts; no longer needed (a profile is always written)"));
   fit_only.push_back(cmd->add_flag(
       "!--no-anchors", o->fit.anchors,
       "leave the measured rows out of the profile: kernels are priced by the fitted model "

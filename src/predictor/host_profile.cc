@@ -136,6 +136,13 @@ static Expected<HostProfile> HostProfileFromJsonUnchecked(const json& j) {
       k.points = kj.value("points", 0);
       k.r2 = ReadNum(kj, "r2", std::nan(""));
       k.median_abs_err_pct = ReadNum(kj, "median_abs_err_pct", std::nan(""));
+      k.holdout_err_pct = ReadNum(kj, "holdout_median_abs_err_pct", std::nan(""));
+      if (std::isfinite(k.holdout_err_pct) && k.holdout_err_pct < 0)
+        return InvalidInput(where + ".holdout_median_abs_err_pct: must be >= 0");
+      if (kj.contains("trusted")) {
+        if (!kj["trusted"].is_boolean()) return InvalidInput(where + ".trusted: expected true or false");
+        k.trusted = kj["trusted"].get<bool>();
+      }
       if (kj.contains("anchors")) {
         const json& aj = kj.at("anchors");
         if (!aj.is_array()) return InvalidInput(where + ".anchors: expected an array");
@@ -250,6 +257,8 @@ json HostProfileToJson(const HostProfile& p) {
     kj["points"] = k.points;
     kj["r2"] = NumOrNull(k.r2);
     kj["median_abs_err_pct"] = NumOrNull(k.median_abs_err_pct);
+    kj["holdout_median_abs_err_pct"] = NumOrNull(k.holdout_err_pct);
+    kj["trusted"] = k.trusted;
     if (!k.anchors.empty()) {
       json aj = json::array();
       for (const KernelAnchor& a : k.anchors) {

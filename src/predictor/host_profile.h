@@ -68,6 +68,12 @@ struct KernelParams {
   int points = 0;
   double r2 = std::nan("");
   double median_abs_err_pct = std::nan("");
+  // Median |error| on benchmark rows held out of the fit (NaN: no holdout), and whether the
+  // class passed calibrate's quality gates. An untrusted class is still used, with its
+  // held-out error as a relative uncertainty of its kernels' times in prediction intervals,
+  // and predictions that use it say so.
+  double holdout_err_pct = std::nan("");
+  bool trusted = true;
   std::vector<KernelAnchor> anchors;
 };
 

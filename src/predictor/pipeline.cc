@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <random>
 #include <map>
 
 namespace ftax {
@@ -137,6 +139,19 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
       idx = int(rp.thetas.size());
       rp.thetas.push_back(t);
       rp.theta_se.push_back(se);
+      double sigma = 0;
+      if (!kp->trusted) {
+        // median |log error| = 0.6745 sigma for a normal log error
+        const double err = std::isfinite(kp->holdout_err_pct) ? kp->holdout_err_pct : kp->median_abs_err_pct;
+        sigma = std::isfinite(err) ? std::log1p(err / 100.0) / 0.6745 : 0.0;
+        char note[200];
+        std::snprintf(note, sizeof(note),
+                      "kernel class %s failed its calibration quality gates (held-out median error %.0f%%): "
+                      "its kernel times carry that uncertainty in the interval",
+                      used.c_str(), std::isfinite(err) ? err : 0.0);
+        rp.notes.push_back(note);
+      }
+      rp.theta_model_sigma.push_back(sigma);
       rp.tiles.emplace_back(kp->tile_m, kp->tile_n);
       rp.theta_keys.push_back(used);
       used_params[int(k.cls)][int(k.dtype)] = kp;
@@ -189,6 +204,13 @@ ResolvedParams SampleParams(const ResolvedParams& p, std::mt19937_64& rng) {
           std::max(1e-6, Draw(p.thetas[i].rate_tflops, p.theta_se[i].rate_tflops, rng));
     s.thetas[i].bandwidth_gbps =
         std::max(1e-6, Draw(p.thetas[i].bandwidth_gbps, p.theta_se[i].bandwidth_gbps, rng));
+    const double sigma = i < p.theta_model_sigma.size() ? p.theta_model_sigma[i] : 0.0;
+    if (sigma > 0) {  // the class's model error: every time of the class scales alike
+      const double f = std::exp(std::normal_distribution<double>(0.0, sigma)(rng));
+      s.thetas[i].floor_us *= f;
+      if (s.thetas[i].rate_tflops > 0) s.thetas[i].rate_tflops /= f;
+      s.thetas[i].bandwidth_gbps /= f;
+    }
   }
   return s;
 }

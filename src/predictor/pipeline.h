@@ -56,6 +56,10 @@ struct ResolvedParams {
   double call_se = 0, module_se = 0, node_gap_se = 0, kernel_gap_se = 0, replay_se = 0;
   std::array<double, kNumDispatchClasses> dispatch_se{};
   std::vector<KernelTheta> theta_se;
+  // Per theta: the log-normal sigma of a class's model error when the class failed its
+  // quality gates (from its held-out median |error|), 0 for a trusted class. Samples scale
+  // the class's kernel times by exp(N(0, sigma)).
+  std::vector<double> theta_model_sigma;
   std::vector<std::string> notes;  // fallbacks used, ranges exceeded
 };
 
