@@ -96,13 +96,13 @@ BENCHMARK(BM_BertSweep)->Unit(benchmark::kMillisecond);
 
 // The same sweep with a shipped profile, whose measured anchors correct every kernel.
 void BM_BertSweepShippedProfile(benchmark::State& state) {
-  Expected<HostProfile> prof = LoadHostProfile(FTAX_SOURCE_DIR "/data/profiles/h200f.json");
+  Expected<HostProfile> prof = LoadHostProfile(FTAX_SOURCE_DIR "/validation/h200/2026-11-22f/profile.json");
   if (!prof.ok()) {
     state.SkipWithError(prof.status().message().c_str());
     return;
   }
   Sweep(state, prof.value());
-  state.SetLabel("72 points, data/profiles/h200f.json (anchored)");
+  state.SetLabel("72 points, validation/h200/2026-11-22f/profile.json (anchored)");
 }
 BENCHMARK(BM_BertSweepShippedProfile)->Unit(benchmark::kMillisecond);
 

@@ -17,7 +17,7 @@ if ! ls /usr/share/cmake/nlohmann_json /usr/lib/cmake/nlohmann_json /usr/share/n
   fi
 fi
 torch_prefix=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')
-# The lent image's default C++ compiler (/opt/gcc) links libstdc++ statically: the binary then
+# The GPU image's default C++ compiler (/opt/gcc) links libstdc++ statically: the binary then
 # holds a second libstdc++ beside LibTorch's shared one, and objects that cross (a
 # std::stringstream inside TorchScript's compiler) are freed by the wrong copy ("free():
 # invalid pointer" in `ftax bench`). The system g++ links the shared one.

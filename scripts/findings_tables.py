@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Prints the paper's findings, predicted and measured, from an `ftax validate --format json`
-report (docs/findings.md). Usage: findings_tables.py REPORT.json"""
+report (validation/findings.md). Usage: findings_tables.py REPORT.json"""
 import json
 import sys
 

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# The measurement campaign on a lent CUDA host, in one command (see docs/validation.md):
+# The measurement campaign on a CUDA host, in one command (see validation/campaigns.md):
 #   scripts/gpu_campaign.sh STAGE... [-- options]
 # Stages: smoke (binary runs, CUPTI works), bench (full `ftax bench`), quickbench,
 # eager (scripts/validate_eager.py over the validation models), ts (export TorchScript and
 # run `ftax validate` through the interpreter and CUDA graphs).
 # Results go to $OUT (or ./out): measurements.json, validation_eager.json, validation_ts.json.
 # Env: MODELS (comma list), PRECISIONS, BATCHES, BUDGET_S; ROUNDS and SEED (visit every point
-# ROUNDS times in shuffled order, pooling samples; default 4, as on loans n and o); PASS
+# ROUNDS times in shuffled order, pooling samples; default 4, as on host runs n and o); PASS
 # (suffix of the eager/ts result files, for repeated passes merged by scripts/merge_passes.py);
 # SKIP_EXPORT=1 reuses the TorchScript files an earlier ts stage exported to /tmp/models.
 set -uo pipefail
@@ -55,7 +55,7 @@ for stage in "$@"; do
         PYTHONUNBUFFERED=1 python3 scripts/export_torchscript.py --out /tmp/models --models "$MODELS" \
           --precisions "$PRECISIONS" 2>&1 | tee -a "$out/campaign.log" | tail -2
       # One sweep over every file: with ROUNDS > 1 each point is visited ROUNDS times in
-      # shuffled order and its samples pooled (docs/validation.md, log entry 22).
+      # shuffled order and its samples pooled (validation/campaigns.md, entry 22).
       files=()
       for m in ${MODELS//,/ }; do for p in ${PRECISIONS//,/ }; do
         [ -f "/tmp/models/$m.$p.pt" ] && files+=("/tmp/models/$m.$p.pt") || log "no /tmp/models/$m.$p.pt"

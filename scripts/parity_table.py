@@ -6,7 +6,7 @@ Per model and form (.pt, .onnx, .dynamo.onnx, --arch where a family fits) it run
 32, no interval) and prints a markdown table; with --json the raw numbers. Stdlib only.
 
 Usage:
-  scripts/parity_table.py [--ftax build/ftax] [--profile data/profiles/h200-refined.json]
+  scripts/parity_table.py [--ftax build/ftax] [--profile validation/h200/2026-11-22b/profile-refined.json]
                           [--framework cuda-graph] [--only bert_base] [--json out.json]
 """
 import argparse
@@ -78,7 +78,7 @@ def measure(ftax, profile, entry, name, form, frameworks, batches):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ftax", default=os.path.join(ROOT, "build", "ftax"))
-    ap.add_argument("--profile", default="data/profiles/h200-refined.json")
+    ap.add_argument("--profile", default="validation/h200/2026-11-22b/profile-refined.json")
     ap.add_argument("--framework", action="append")
     ap.add_argument("--batch", default="1,32")
     ap.add_argument("--only", action="append")

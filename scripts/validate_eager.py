@@ -7,7 +7,7 @@ point (PyTorch's profiler, which reads CUPTI) giving kernels per iteration, kern
 kernel name and the ATen ops dispatched from Python. With --graphs the eager module is also
 captured as a CUDA graph (torch.cuda.graph around the eager call, the paper's "PyTorch + CUDA
 Graphs") and its replays timed: rows with framework "cuda-graph", "captured_from": "eager".
-Writes rows to --out as it goes (docs/validation.md, "File formats"); rows whose profiled
+Writes rows to --out as it goes (validation/campaigns.md, "File formats"); rows whose profiled
 pass has not run yet carry "kernels_pending": true. `ftax validate --measured FILE --profile P`
 puts predictions beside them.
 """

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Renders `ftax validate --format json` reports as the Markdown tables of docs/validation.md.
+"""Renders `ftax validate --format json` reports as the Markdown tables of validation/campaigns.md.
 Usage: validation_tables.py REPORT.json [--rows]"""
 import json
 import sys
@@ -22,7 +22,7 @@ def main():
         if mc:
             causes.append(f"{f['framework']}: " + ", ".join(f"{k} {v}" for k, v in sorted(mc.items())))
     if causes:
-        print("\nMisses by cause (docs/validation.md, log entry 23): " + "; ".join(causes) + ".")
+        print("\nMisses by cause (validation/campaigns.md, entry 23): " + "; ".join(causes) + ".")
     cx = rep["crossovers"]
     print(f"\nCrossover batch within one power of two: {sum(c['agrees'] for c in cx)}/{len(cx)}.")
     misses = [c for c in cx if not c["agrees"]]

@@ -1,5 +1,5 @@
 // Runs the built ftax binary for CLI tests: exit code, stdout and stderr, from the source
-// directory (so relative paths such as data/profiles/h200.json work). Output goes to unique
+// directory (so relative paths such as validation/h200/2026-11-22b/profile.json work). Output goes to unique
 // temporary files, so tests running in parallel processes never read each other's output.
 #pragma once
 

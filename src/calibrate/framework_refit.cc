@@ -155,7 +155,7 @@ Expected<RefitReport> PriorFromRefinedProfiles(const std::vector<HostProfile>& r
     if (!prov.is_object() || !prov.contains("refinement") || !prov["refinement"].is_array() ||
         prov["refinement"].empty())
       return InvalidInput("'" + name + "' records no refinement (provenance.refinement): a prior "
-                          "needs profiles refined on real runs, e.g. data/profiles/*-refined.json");
+                          "needs profiles refined on real runs, e.g. validation/*/*/profile-refined.json");
     if (prov.contains("refinement_method") && prov["refinement_method"].is_string() &&
         prov["refinement_method"].get<std::string>().rfind("prior:", 0) == 0)
       return InvalidInput("'" + name + "' was itself scaled by a prior, not refined on real runs: "

@@ -18,7 +18,7 @@
 // CUDA-graph rows are refined too, every row: a replay's framework time is the latency its
 // kernels do not fill (latency - measured kernel time: the launch and the GPU's gaps between
 // nodes), and the factor scales replay_per_node_us and node_gap_us. The chains of the bench
-// over-state that per-node cost of real models' graphs by about half (docs/validation.md).
+// over-state that per-node cost of real models' graphs by about half (validation/campaigns.md).
 // The result is honest only when checked on models it was not fitted on: `ftax validate
 // --refine leave-one-model-out` does that.
 //

@@ -105,7 +105,7 @@ Timed TimeIters(F fn, double budget_s, int rounds, int warmup) {
 // How fast the host's CPU side is right now: LibTorch's time per op of the bench's 64-op
 // kernel chain (`x = x + 1` on an 8x8 CUDA tensor, each op one tiny kernel, so the host is
 // the bound; `ftax bench`'s libtorch-eager "kernel" row of 64 ops times the same), the
-// median of five chains (three, on loan o, let a blip of the host through now and then), in
+// median of five chains (three, on host run o, let a blip of the host through now and then), in
 // microseconds per op.
 double HostProbeUs(const at::Tensor& x0) {
   std::vector<double> per_op;

@@ -265,7 +265,7 @@ void SetupCalibrateCommand(CLI::App& app) {
   fit_only.push_back(
       cmd->add_option("--seed", o->fit.seed, "seed of the random holdout split")->capture_default_str());
   fit_only.push_back(cmd->add_option("--prior", o->prior,
-                                     "refined profiles of other hosts (data/profiles/*-refined.json): scale "
+                                     "refined profiles of other hosts (validation/*/*/profile-refined.json): scale "
                                      "the fitted framework costs by the median of their recorded scales, for "
                                      "a host no model has run on yet (docs/calibration.md, \"Prior\")")
                          ->expected(1, -1));

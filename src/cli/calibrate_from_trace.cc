@@ -12,6 +12,7 @@
 #include "calibrate/framework_refit.h"
 #include "calibrate/traced_run.h"
 #include "cli/commands.h"
+#include "cli/profile_names.h"
 #include "cli/source_checkout.h"
 #include "cli/text_table.h"
 #include "predictor/framework.h"
@@ -156,7 +157,7 @@ std::string OverheadNote(double factor) {
     return n +
            "Not corrected (--profiler-overhead-factor 1, the default): the refined costs describe "
            "profiled runs. The one paired measurement in this repository (BERT-base fp16 on the "
-           "H200, docs/validation.md) gives traced / unprofiled framework time of 3.7x at batch 1 "
+           "H200, validation/campaigns.md) gives traced / unprofiled framework time of 3.7x at batch 1 "
            "(traced step 13.47 ms, unprofiled 4.09 ms) but 0.8x at batch 32, where the unprofiled "
            "run was noisy (p10-p90 5.3-11.8 ms): too little to fix a default. Measure the factor "
            "for your runs (traced / unprofiled framework time of the same run) and pass it.";
@@ -204,7 +205,7 @@ int RunCalibrateFromTrace(const FromTraceOptions& o) {
                                            "refined from traces"));
   }
 
-  Expected<HostProfile> profile = LoadHostProfile(o.profile);
+  Expected<HostProfile> profile = LoadNamedProfile(o.profile);
   if (!profile.ok()) return ReportError(cmd, profile.status());
 
   std::vector<TraceLine> lines;

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/profile_names.h"
 #include "cli/model_source.h"
 #include "cli/prediction_view.h"
 #include "cli/sweep_args.h"
@@ -31,7 +32,7 @@ Expected<ModelSource> Open(const std::string& what, const CompareOptions& o) {
 
 int RunCompare(const CompareOptions& o) {
   if (o.profile.empty()) return ReportError("compare", InvalidInput("--profile is required"));
-  Expected<HostProfile> profile = LoadHostProfile(o.profile);
+  Expected<HostProfile> profile = LoadNamedProfile(o.profile);
   if (!profile.ok()) return ReportError("compare", profile.status());
   PredictRequest req;
   auto fws = ParseFrameworkList(o.frameworks);
@@ -68,7 +69,7 @@ void SetupCompareCommand(CLI::App& app) {
       "  ftax compare arch:bert:layers=12 arch:bert:layers=24,hidden=512 --profile P --dim seq=128");
   cmd->add_option("a", o->a, "first model (file or arch:SPEC)")->required();
   cmd->add_option("b", o->b, "second model (file or arch:SPEC)")->required();
-  cmd->add_option("--profile", o->profile, "host profile");
+  cmd->add_option("--profile", o->profile, "host profile: a shipped name (h200, h100) or a profile file");
   cmd->add_option("--framework", o->frameworks, "frameworks (comma list)")->delimiter(',')->capture_default_str();
   cmd->add_option("--precision", o->precisions, "precisions (comma list)")->delimiter(',')->capture_default_str();
   cmd->add_option("--batch", o->batch, "batches: 1,2,4 or 1:128")->capture_default_str();

@@ -1,6 +1,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/profile_names.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -17,6 +18,7 @@ int main(int argc, char** argv) {
   ftax::cli::SetupBenchCommand(app);
   ftax::cli::SetupCalibrateCommand(app);
   ftax::cli::SetupValidateCommand(app);
+  ftax::cli::SetupProfilesCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/profile_names.h"
 #include "cli/model_source.h"
 #include "cli/prediction_view.h"
 #include "cli/sweep_args.h"
@@ -109,7 +110,7 @@ Status ApplyWhatIf(const std::string& text, const PredictOptions& o, Sweep* v) {
       if (!d.ok()) return d.status().WithContext("--whatif");
       v->request.precisions.assign(v->request.precisions.size(), d.value()[0]);
     } else if (key == "profile") {
-      Expected<HostProfile> p = LoadHostProfile(value);
+      Expected<HostProfile> p = LoadNamedProfile(value);
       if (!p.ok()) return p.status().WithContext("--whatif profile");
       v->profile = p.value();
     } else if (key == "batch") {
@@ -130,12 +131,13 @@ int RunPredict(const PredictOptions& o) {
     return ReportError("predict", InvalidInput("--format must be table, json or csv"));
   if (o.profile.empty())
     return ReportError("predict", InvalidInput("--profile is required"),
-                       "shipped profiles are in data/profiles/; make one with `ftax bench` + `ftax calibrate`");
+                       "name a shipped profile (`ftax profiles` lists them, e.g. --profile h200) or make one "
+                       "with `ftax bench` + `ftax calibrate`");
   Sweep s;
   Expected<ModelSource> src = OpenModelSource(o.model);
   if (!src.ok()) return ReportError("predict", src.status());
   s.source = src.value();
-  Expected<HostProfile> profile = LoadHostProfile(o.profile);
+  Expected<HostProfile> profile = LoadNamedProfile(o.profile);
   if (!profile.ok()) return ReportError("predict", profile.status());
   s.profile = profile.value();
   auto fws = ParseFrameworkList(o.frameworks);
@@ -174,11 +176,19 @@ int RunPredict(const PredictOptions& o) {
     return kExitOk;
   }
   std::vector<WidthHeadroom> headroom = Headroom(s, base.value(), o.headroom_tolerance_pct);
-  if (o.format == "json") std::cout << PredictionToJson(base.value(), headroom).dump(1) << "\n";
-  else if (o.format == "csv") {
+  if (o.format == "json") {
+    nlohmann::json j = PredictionToJson(base.value(), headroom);
+    j["profile"] = {{"name", o.profile}, {"path", ResolveProfilePath(o.profile)},
+                    {"gpu", s.profile.host.value("gpu", std::string())},
+                    {"date", s.profile.provenance.value("date", std::string())}};
+    std::cout << j.dump(1) << "\n";
+  } else if (o.format == "csv") {
     std::cout << PredictionCsv(base.value());
     std::cerr << UnpricedWarning(base.value());
-  } else std::cout << PredictionTable(base.value(), headroom);
+  } else {
+    std::cout << ProfileHeadline(o.profile, s.profile) << "\n";
+    std::cout << PredictionTable(base.value(), headroom);
+  }
   if (!o.plot.empty()) {
     Status st = PlotPrediction(base.value(), s.source.description + " on " +
                                                  s.profile.host.value("gpu", std::string("?")),
@@ -218,7 +228,7 @@ void SetupPredictCommand(CLI::App& app) {
       "  ftax predict model.onnx --dim seq=128 --profile P --framework cuda-graph --batch 1:256\n"
       "  ftax predict --arch bert --profile P --whatif width=2,framework=cuda-graph");
   AddModelSourceOptions(cmd, &o->model, true);
-  cmd->add_option("--profile", o->profile, "host profile (JSON) to predict with");
+  cmd->add_option("--profile", o->profile, "host profile: a shipped name (h200, h100; `ftax profiles` lists them) or a profile file");
   cmd->add_option("--framework", o->frameworks,
                   "pytorch-eager, libtorch-eager, torchscript, cuda-graph (comma list)")
       ->delimiter(',')

@@ -15,6 +15,7 @@
 #include "calibrate/result_writer.h"
 #include "calibrate/validation_report.h"
 #include "cli/commands.h"
+#include "cli/profile_names.h"
 #include "cli/sweep_args.h"
 #include "cli/text_table.h"
 #include "cli/worker_process.h"
@@ -319,7 +320,7 @@ int RunValidate(const ValidateOptions& o) {
               << " rows; give --profile to compare them with predictions\n";
     return kExitOk;
   }
-  Expected<HostProfile> profile = LoadHostProfile(o.profile);
+  Expected<HostProfile> profile = LoadNamedProfile(o.profile);
   if (!profile.ok()) return ReportError("validate", profile.status());
   if (!o.refined_profile.empty()) {
     RefitReport rr;
@@ -408,7 +409,7 @@ void SetupValidateCommand(CLI::App& app) {
                   "TorchScript model file(s) to run (CUDA builds); several are measured in one sweep");
   cmd->add_option("--meta", o->meta, "JSON describing the model's inputs and arch spec (default: MODEL with .json)");
   cmd->add_option("--arch", o->arch, "arch spec that describes the model, for the prediction");
-  cmd->add_option("--profile", o->profile, "host profile to predict with");
+  cmd->add_option("--profile", o->profile, "host profile to predict with: a shipped name (h200, h100) or a file");
   cmd->add_option("--framework", o->frameworks, "torchscript, cuda-graph")->delimiter(',');
   cmd->add_option("--precision", o->precision, "precision the model file was saved in");
   cmd->add_option("--batch", o->batch, "batches: 1,2,4 or 1:128 (powers of two)")->capture_default_str();
@@ -433,7 +434,7 @@ void SetupValidateCommand(CLI::App& app) {
                   "measured framework time; prior: scaled by other hosts' refinements (--prior)")
       ->capture_default_str();
   cmd->add_option("--prior", o->prior,
-                  "with --refine prior: refined profiles of other hosts (e.g. data/profiles/*-refined.json); "
+                  "with --refine prior: refined profiles of other hosts (e.g. validation/*/*/profile-refined.json); "
                   "framework costs are scaled by the median of their recorded scales, a host's answer "
                   "before any model ran on it")
       ->expected(1, -1);

@@ -678,7 +678,7 @@ class Walker {
   }
 
   // Small kernels PyTorch 2.11 runs around a fused attention call, as CUPTI records of
-  // HF BERT on an H200 show (docs/validation.md): eager runs clear the cuDNN backend's
+  // HF BERT on an H200 show (validation/campaigns.md): eager runs clear the cuDNN backend's
   // softmax statistics (one memset) in fp16/bf16; a TorchScript trace of the same module
   // materializes the additive mask per layer (one where over [B, heads, Sq, Sk]) and fills
   // two small buffers. Priced as elementwise kernels.

@@ -42,7 +42,7 @@ bool Exists(const std::string& path) { return std::ifstream(path).good(); }
 
 TEST(CalibrateFromTraceCliTest, RefinesPythonEagerCostsAndRecordsProvenance) {
   const std::string out = TempPath(".json");
-  CliRun r = Ftax("calibrate --profile data/profiles/h200.json -o " + out + " --min-rows 2 " + Spec(kB1, 1) +
+  CliRun r = Ftax("calibrate --profile validation/h200/2026-11-22b/profile.json -o " + out + " --min-rows 2 " + Spec(kB1, 1) +
                   " " + Spec(kB32, 32));
   ASSERT_EQ(r.rc, 0) << r.err << r.out;
   // The table: one line per trace, before and after, then the scale and the overhead note.
@@ -53,7 +53,7 @@ TEST(CalibrateFromTraceCliTest, RefinesPythonEagerCostsAndRecordsProvenance) {
   EXPECT_NE(r.out.find("(2 traces)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("profiler overhead"), std::string::npos);
 
-  Expected<HostProfile> before = LoadHostProfile(std::string(FTAX_SOURCE_DIR) + "/data/profiles/h200.json");
+  Expected<HostProfile> before = LoadHostProfile(std::string(FTAX_SOURCE_DIR) + "/validation/h200/2026-11-22b/profile.json");
   Expected<HostProfile> after = LoadHostProfile(out);
   ASSERT_TRUE(before.ok() && after.ok()) << (after.ok() ? "" : after.status().message());
   const json& prov = after->provenance;
@@ -75,7 +75,7 @@ TEST(CalibrateFromTraceCliTest, RefinesPythonEagerCostsAndRecordsProvenance) {
   std::remove(out.c_str());
 
   // With a profiler overhead factor the measured framework time, and so the scale, shrinks.
-  r = Ftax("calibrate --profile data/profiles/h200.json -o " + out + " --min-rows 2 --format json " +
+  r = Ftax("calibrate --profile validation/h200/2026-11-22b/profile.json -o " + out + " --min-rows 2 --format json " +
            "--profiler-overhead-factor 2 " + Spec(kB1, 1) + " " + Spec(kB32, 32));
   ASSERT_EQ(r.rc, 0) << r.err;
   json j = json::parse(r.out);
@@ -108,13 +108,13 @@ TEST(CalibrateFromTraceCliTest, ManifestListsTracesAndAnotherGpuIsNoted) {
                                      {"framework", "pytorch-eager"}}}}}
                                  .dump();
   const std::string out = TempPath(".json");
-  CliRun r = Ftax("calibrate --profile data/profiles/h200.json -o " + out +
+  CliRun r = Ftax("calibrate --profile validation/h200/2026-11-22b/profile.json -o " + out +
                   " --min-rows 2 --trace-manifest " + manifest);
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_TRUE(Exists(out));
   EXPECT_EQ(r.out.find("was recorded on"), std::string::npos) << r.out;
   // H200 traces against the H100 profile: refined, with a note.
-  r = Ftax("calibrate --profile data/profiles/h100.json -o " + out + " --min-rows 2 --trace-manifest " +
+  r = Ftax("calibrate --profile validation/h100/2026-11-22/profile.json -o " + out + " --min-rows 2 --trace-manifest " +
            manifest);
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(r.out.find("was recorded on NVIDIA H200, the profile describes NVIDIA H100"), std::string::npos)
@@ -126,7 +126,7 @@ TEST(CalibrateFromTraceCliTest, ManifestListsTracesAndAnotherGpuIsNoted) {
 TEST(CalibrateFromTraceCliTest, TooFewFrameworkBoundTracesRefusesToWrite) {
   const std::string out = TempPath(".json");
   // Default --min-rows 3 with two traces.
-  CliRun r = Ftax("calibrate --profile data/profiles/h200.json -o " + out + " " + Spec(kB1, 1) + " " +
+  CliRun r = Ftax("calibrate --profile validation/h200/2026-11-22b/profile.json -o " + out + " " + Spec(kB1, 1) + " " +
                   Spec(kB32, 32));
   EXPECT_EQ(r.rc, 1) << r.err;
   EXPECT_NE(r.err.find("refusing to write"), std::string::npos) << r.err;
@@ -138,14 +138,14 @@ TEST(CalibrateFromTraceCliTest, TooFewFrameworkBoundTracesRefusesToWrite) {
   // A GPU-bound run is reported as such and not used.
   const std::string gpu_bound = TempPath(".trace.json");
   ::ftax::testing::WriteGpuBoundTrace(gpu_bound);
-  r = Ftax("calibrate --profile data/profiles/h200.json -o " + out + " --min-rows 2 " + Spec(kB1, 1) + " " +
+  r = Ftax("calibrate --profile validation/h200/2026-11-22b/profile.json -o " + out + " --min-rows 2 " + Spec(kB1, 1) + " " +
            Spec(gpu_bound, 256));
   EXPECT_EQ(r.rc, 1);
   EXPECT_NE(r.out.find("not used: " + gpu_bound + ": not framework-bound"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("1 usable (framework-bound) trace of 2"), std::string::npos) << r.err;
   EXPECT_FALSE(Exists(out));
   // ... while the usable ones still refine when there are enough.
-  r = Ftax("calibrate --profile data/profiles/h200.json -o " + out + " --min-rows 2 " + Spec(kB1, 1) + " " +
+  r = Ftax("calibrate --profile validation/h200/2026-11-22b/profile.json -o " + out + " --min-rows 2 " + Spec(kB1, 1) + " " +
            Spec(kB32, 32) + " " + Spec(gpu_bound, 256));
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(r.out.find("(2 traces)"), std::string::npos) << r.out;
@@ -158,16 +158,16 @@ TEST(CalibrateFromTraceCliTest, BadTraceFileIsBadInputNamingIt) {
   const std::string out = TempPath(".json");
   const std::string bad = TempPath(".trace.json");
   std::ofstream(bad) << "{\"traceEvents\": [";  // truncated
-  CliRun r = Ftax("calibrate --profile data/profiles/h200.json -o " + out + " " + Spec(bad, 1));
+  CliRun r = Ftax("calibrate --profile validation/h200/2026-11-22b/profile.json -o " + out + " " + Spec(bad, 1));
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("trace '" + bad + "' is not valid JSON"), std::string::npos) << r.err;
 
   std::ofstream(bad) << R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1}]})";
-  r = Ftax("calibrate --profile data/profiles/h200.json -o " + out + " " + Spec(bad, 1));
+  r = Ftax("calibrate --profile validation/h200/2026-11-22b/profile.json -o " + out + " " + Spec(bad, 1));
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("trace '" + bad + "': no 'ProfilerStep#N' spans"), std::string::npos) << r.err;
 
-  r = Ftax("calibrate --profile data/profiles/h200.json -o " + out + " " + Spec("/nonexistent/t.json", 1));
+  r = Ftax("calibrate --profile validation/h200/2026-11-22b/profile.json -o " + out + " " + Spec("/nonexistent/t.json", 1));
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("cannot open trace '/nonexistent/t.json'"), std::string::npos) << r.err;
   EXPECT_FALSE(Exists(out));
@@ -192,7 +192,7 @@ TEST(CalibrateFromTraceCliTest, MissingMetadataIsBadInputNamingTheField) {
       {Spec(kB1, 1, ";framework=cuda-graph"), "only pytorch-eager and torchscript"},
   };
   for (const Case& c : cases) {
-    CliRun r = Ftax("calibrate --profile data/profiles/h200.json -o " + out + " " + c.trace_arg);
+    CliRun r = Ftax("calibrate --profile validation/h200/2026-11-22b/profile.json -o " + out + " " + c.trace_arg);
     EXPECT_EQ(r.rc, 2) << c.trace_arg << "\n" << r.err;
     EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.trace_arg << "\n" << r.err;
   }
@@ -200,12 +200,12 @@ TEST(CalibrateFromTraceCliTest, MissingMetadataIsBadInputNamingTheField) {
   CliRun r = Ftax("calibrate -o " + out + " " + Spec(kB1, 1));
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("needs --profile"), std::string::npos) << r.err;
-  r = Ftax("calibrate --profile data/profiles/h200.json -o " + out + " --force " + Spec(kB1, 1));
+  r = Ftax("calibrate --profile validation/h200/2026-11-22b/profile.json -o " + out + " --force " + Spec(kB1, 1));
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("--force applies to fits"), std::string::npos) << r.err;
   r = Ftax(
       "calibrate tests/data/measurements/synthetic-h200like.measurements.json --profile "
-      "data/profiles/h200.json -o " +
+      "validation/h200/2026-11-22b/profile.json -o " +
       out + " " + Spec(kB1, 1));
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("not both"), std::string::npos) << r.err;

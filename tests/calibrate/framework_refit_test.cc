@@ -25,7 +25,7 @@ using json = nlohmann::json;
 const std::string kBert = "bert:layers=12,hidden=768,heads=12,ffn=3072";
 
 HostProfile H200() {
-  Expected<HostProfile> p = LoadHostProfile(std::string(FTAX_SOURCE_DIR) + "/data/profiles/h200.json");
+  Expected<HostProfile> p = LoadHostProfile(std::string(FTAX_SOURCE_DIR) + "/validation/h200/2026-11-22b/profile.json");
   EXPECT_TRUE(p.ok()) << p.status().message();
   return p.value();
 }

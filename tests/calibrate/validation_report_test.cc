@@ -18,7 +18,7 @@ const std::string kBert = "bert:layers=12,hidden=768,heads=12,ffn=3072";
 // where the GPU is busy more than half the time while the CPU still takes longer (the model's
 // own bound says "framework" there, the measurement cannot see that).
 TEST(ValidationReportTest, ARunMeasuredAsPredictedAgreesOnItsBound) {
-  Expected<HostProfile> prof = LoadHostProfile(std::string(FTAX_SOURCE_DIR) + "/data/profiles/h200.json");
+  Expected<HostProfile> prof = LoadHostProfile(std::string(FTAX_SOURCE_DIR) + "/validation/h200/2026-11-22b/profile.json");
   ASSERT_TRUE(prof.ok()) << prof.status().message();
   json measured = {{"rows", json::array()}};
   int differs = 0;
@@ -55,7 +55,7 @@ TEST(ValidationReportTest, ARunMeasuredAsPredictedAgreesOnItsBound) {
 // The GPU span that `ftax validate` records since 2026-11-23 reaches the report; runs without
 // one say so with null rather than a made-up zero.
 TEST(ValidationReportTest, TheGpuSpanIsReportedWhenRecorded) {
-  Expected<HostProfile> prof = LoadHostProfile(std::string(FTAX_SOURCE_DIR) + "/data/profiles/h200.json");
+  Expected<HostProfile> prof = LoadHostProfile(std::string(FTAX_SOURCE_DIR) + "/validation/h200/2026-11-22b/profile.json");
   ASSERT_TRUE(prof.ok()) << prof.status().message();
   json row = {{"model", "bert-base"}, {"arch", kBert}, {"framework", "cuda-graph"},
               {"precision", "fp16"}, {"batch", 1}, {"seq", 128},
@@ -78,7 +78,7 @@ TEST(ValidationReportTest, TheGpuSpanIsReportedWhenRecorded) {
 // Only a miss (neither within tolerance nor inside p10..p90) gets a cause, and a point measured
 // in rounds whose visits spread past the tolerance, one agreeing, is put on the host.
 TEST(ValidationReportTest, MissesAndOnlyMissesCarryTheirCause) {
-  Expected<HostProfile> prof = LoadHostProfile(std::string(FTAX_SOURCE_DIR) + "/data/profiles/h200.json");
+  Expected<HostProfile> prof = LoadHostProfile(std::string(FTAX_SOURCE_DIR) + "/validation/h200/2026-11-22b/profile.json");
   ASSERT_TRUE(prof.ok()) << prof.status().message();
   Expected<Graph> g = BuildArchGraph(kBert, {{"batch", 1}, {"seq", 128}}, ArchFlavor::kTorch);
   ASSERT_TRUE(g.ok());

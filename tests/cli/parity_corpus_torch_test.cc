@@ -118,7 +118,7 @@ Result RunForm(const json& entry, const std::string& form) {
   r.inputs = ij["inputs"];
   r.warnings = ij["warnings"];
   CliRun p = RunFtaxCli("predict " + m + (form == "arch" ? " --dim seq=128" : "") +
-                        " --profile data/profiles/h200-refined.json --framework cuda-graph"
+                        " --profile validation/h200/2026-11-22b/profile-refined.json --framework cuda-graph"
                         " --precision fp16 --batch 1,32 --samples 0 --format json");
   EXPECT_EQ(p.rc, 0) << form << ": " << p.err;
   if (p.rc != 0) return r;

@@ -18,7 +18,7 @@ using ::ftax::testing::CliRun;
 CliRun RunFtax(const std::string& args) { return ::ftax::testing::RunFtaxCli(args); }
 
 TEST(PredictCliTest, JsonHasEveryPointTermsAndCrossovers) {
-  CliRun r = RunFtax("predict --arch bert:layers=12 --dim seq=128 --profile data/profiles/h200-refined.json "
+  CliRun r = RunFtax("predict --arch bert:layers=12 --dim seq=128 --profile validation/h200/2026-11-22b/profile-refined.json "
                  "--framework pytorch-eager,cuda-graph --precision fp16,fp32 --batch 1:128 --format json");
   ASSERT_EQ(r.rc, 0) << r.out;
   auto j = nlohmann::json::parse(r.out);
@@ -36,7 +36,7 @@ TEST(PredictCliTest, JsonHasEveryPointTermsAndCrossovers) {
 }
 
 TEST(PredictCliTest, CudaGraphBeatsEagerAtBatchOneOnARealProfile) {
-  CliRun r = RunFtax("predict --arch bert:layers=12 --dim seq=128 --profile data/profiles/h100-refined.json "
+  CliRun r = RunFtax("predict --arch bert:layers=12 --dim seq=128 --profile validation/h100/2026-11-22/profile-refined.json "
                  "--framework pytorch-eager,cuda-graph --precision fp16 --batch 1 --format json");
   ASSERT_EQ(r.rc, 0);
   auto j = nlohmann::json::parse(r.out);
@@ -48,15 +48,15 @@ TEST(PredictCliTest, CudaGraphBeatsEagerAtBatchOneOnARealProfile) {
 
 TEST(PredictCliTest, ErrorsExitTwo) {
   EXPECT_EQ(RunFtax("predict --arch bert --profile /nonexistent/p.json").rc, 2);
-  EXPECT_EQ(RunFtax("predict --arch bogus --profile data/profiles/h200.json").rc, 2);
-  EXPECT_EQ(RunFtax("predict --arch bert --profile data/profiles/h200.json --batch 0").rc, 2);
-  EXPECT_EQ(RunFtax("predict --arch bert --profile data/profiles/h200.json --framework tf").rc, 2);
-  EXPECT_EQ(RunFtax("predict --arch bert --profile data/profiles/h200.json --whatif colour=2").rc, 2);
-  EXPECT_EQ(RunFtax("predict --profile data/profiles/h200.json").rc, 2);  // no model
+  EXPECT_EQ(RunFtax("predict --arch bogus --profile validation/h200/2026-11-22b/profile.json").rc, 2);
+  EXPECT_EQ(RunFtax("predict --arch bert --profile validation/h200/2026-11-22b/profile.json --batch 0").rc, 2);
+  EXPECT_EQ(RunFtax("predict --arch bert --profile validation/h200/2026-11-22b/profile.json --framework tf").rc, 2);
+  EXPECT_EQ(RunFtax("predict --arch bert --profile validation/h200/2026-11-22b/profile.json --whatif colour=2").rc, 2);
+  EXPECT_EQ(RunFtax("predict --profile validation/h200/2026-11-22b/profile.json").rc, 2);  // no model
 }
 
 TEST(PredictCliTest, WhatIfDepthDoublesFrameworkBoundLatency) {
-  CliRun r = RunFtax("predict --arch bert:layers=12 --dim seq=128 --profile data/profiles/h200-refined.json "
+  CliRun r = RunFtax("predict --arch bert:layers=12 --dim seq=128 --profile validation/h200/2026-11-22b/profile-refined.json "
                  "--framework pytorch-eager --batch 1 --whatif depth=2 --format json");
   ASSERT_EQ(r.rc, 0);
   auto j = nlohmann::json::parse(r.out);
@@ -68,7 +68,7 @@ TEST(PredictCliTest, WhatIfDepthDoublesFrameworkBoundLatency) {
 
 TEST(CompareCliTest, TwoArchSpecsSideBySide) {
   CliRun r = RunFtax("compare arch:bert:layers=6 arch:bert:layers=12 --dim seq=128 "
-                 "--profile data/profiles/h200.json --batch 1,8 --format json");
+                 "--profile validation/h200/2026-11-22b/profile.json --batch 1,8 --format json");
   ASSERT_EQ(r.rc, 0);
   auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["pairs"].size(), 2u);
@@ -76,8 +76,8 @@ TEST(CompareCliTest, TwoArchSpecsSideBySide) {
 }
 
 TEST(ValidateCliTest, ComparesShippedMeasurements) {
-  CliRun r = RunFtax("validate --measured data/validation/h200-2026-11-22.torchscript-cudagraph.json "
-                 "--profile data/profiles/h200.json --format json");
+  CliRun r = RunFtax("validate --measured validation/h200/2026-11-22/torchscript-cudagraph.json "
+                 "--profile validation/h200/2026-11-22b/profile.json --format json");
   ASSERT_EQ(r.rc, 0);
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["rows"].size(), 192u);
@@ -86,10 +86,10 @@ TEST(ValidateCliTest, ComparesShippedMeasurements) {
 }
 
 TEST(ValidateCliTest, BadMeasurementsExitTwo) {
-  EXPECT_EQ(RunFtax("validate --measured /nonexistent.json --profile data/profiles/h200.json").rc, 2);
-  EXPECT_EQ(RunFtax("validate --measured data/profiles/h200.json --profile data/profiles/h200.json").rc, 2);
-  EXPECT_EQ(RunFtax("validate --trace data/profiles/h200.json --arch bert --framework pytorch-eager "
-                "--precision fp16 --batch 1 --profile data/profiles/h200.json").rc, 2);
+  EXPECT_EQ(RunFtax("validate --measured /nonexistent.json --profile validation/h200/2026-11-22b/profile.json").rc, 2);
+  EXPECT_EQ(RunFtax("validate --measured validation/h200/2026-11-22b/profile.json --profile validation/h200/2026-11-22b/profile.json").rc, 2);
+  EXPECT_EQ(RunFtax("validate --trace validation/h200/2026-11-22b/profile.json --arch bert --framework pytorch-eager "
+                "--precision fp16 --batch 1 --profile validation/h200/2026-11-22b/profile.json").rc, 2);
 }
 
 TEST(ValidateCliTest, RunOptionsThatDescribeOneModelAreRefusedForSeveral) {
@@ -105,10 +105,10 @@ TEST(ValidateCliTest, RunOptionsThatDescribeOneModelAreRefusedForSeveral) {
 // A host without model runs, predicted with the scales two other H200 hosts' refinements
 // recorded; the report says which prior it used. --refine prior needs --prior and back.
 TEST(ValidateCliTest, PriorFromOtherHostsScalesTheFrameworkCosts) {
-  const std::string runs = "--measured data/validation/h200-2026-11-23o.torchscript-cudagraph.json "
-                           "--profile data/profiles/h200o.json --format json";
-  CliRun r = RunFtax("validate " + runs + " --refine prior --prior data/profiles/h200f-refined.json "
-                     "data/profiles/h200j-refined.json");
+  const std::string runs = "--measured validation/h200/2026-11-23o/torchscript-cudagraph.json "
+                           "--profile validation/h200/2026-11-23o/profile.json --format json";
+  CliRun r = RunFtax("validate " + runs + " --refine prior --prior validation/h200/2026-11-22f/profile-refined.json "
+                     "validation/h200/2026-11-23j/profile-refined.json");
   ASSERT_EQ(r.rc, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   ASSERT_FALSE(j["notes"].empty());
@@ -124,13 +124,13 @@ TEST(ValidateCliTest, PriorFromOtherHostsScalesTheFrameworkCosts) {
         j["rows"][i]["batch"] == 1)
       EXPECT_GT(j["rows"][i]["predicted_ms"].get<double>(), 1.2 * k["rows"][i]["predicted_ms"].get<double>());
   EXPECT_EQ(RunFtax("validate " + runs + " --refine prior").rc, 2);
-  EXPECT_EQ(RunFtax("validate " + runs + " --prior data/profiles/h200f-refined.json").rc, 2);
+  EXPECT_EQ(RunFtax("validate " + runs + " --prior validation/h200/2026-11-22f/profile-refined.json").rc, 2);
 }
 
 TEST(ValidateCliTest, ComparesMeasurementsMadeInRounds) {
-  // Loan o's runs were measured in four shuffled rounds: one pooled row per point.
-  CliRun r = RunFtax("validate --measured data/validation/h200-2026-11-23o.torchscript-cudagraph.json "
-                     "--profile data/profiles/h200o.json --format json");
+  // Host run o's runs were measured in four shuffled rounds: one pooled row per point.
+  CliRun r = RunFtax("validate --measured validation/h200/2026-11-23o/torchscript-cudagraph.json "
+                     "--profile validation/h200/2026-11-23o/profile.json --format json");
   ASSERT_EQ(r.rc, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["rows"].size(), 192u);

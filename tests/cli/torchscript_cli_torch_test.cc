@@ -44,7 +44,7 @@ TEST(TorchScriptCli, InspectErrorsNameTheInput) {
 
 TEST(TorchScriptCli, PredictSweepsTheLeadingDim) {
   ::ftax::testing::CliRun r = RunFtaxCli("predict " + kCnn +
-                                         " --input-shape 1x3x32x32 --profile data/profiles/h200.json "
+                                         " --input-shape 1x3x32x32 --profile validation/h200/2026-11-22b/profile.json "
                                          "--framework pytorch-eager --batch 1,8 --format json");
   ASSERT_EQ(r.rc, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);

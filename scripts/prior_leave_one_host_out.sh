@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# How well a host that no model has run on is predicted with a prior from other hosts
+# (`ftax validate --refine prior`, validation/campaigns.md "A prior for new hosts"): for every
+# self-benchmarked host run of validation/hosts.txt, its bench-only profile with framework costs scaled by
+# the median of the scales the OTHER host runs' refinements recorded (validation/*/*/profile-refined.json),
+# against its measured runs. PRIOR=same takes only host runs of the same GPU type (the profile
+# name's first four letters, h100/h200), PRIOR=all every other host run. No GPU needed.
+#   scripts/prior_leave_one_host_out.sh [BUILD_DIR]      (reports in $REPORTS, default /tmp/ftax-prior)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+ftax=${1:-$root/build}/ftax
+cd "$root"
+out=${REPORTS:-/tmp/ftax-prior}
+mode=${PRIOR:-same}
+mkdir -p "$out"
+# The first two host runs ran before their hosts were benchmarked for themselves: not in the prior.
+mapfile -t runs < <(grep -v '^#' validation/hosts.txt | grep . | tail -n +3)
+for run in "${runs[@]}"; do
+  read -r h bench campaign <<<"$run"
+  prior=()
+  for other in "${runs[@]}"; do
+    read -r o obench _ <<<"$other"
+    [ "$o" = "$h" ] && continue
+    [ "$mode" = same ] && [ "${o:0:4}" != "${h:0:4}" ] && continue
+    prior+=("$obench/profile-refined.json")
+  done
+  "$ftax" validate --measured "$campaign/torchscript-cudagraph.json" \
+    --measured "$campaign/eager.json" --profile "$bench/profile.json" \
+    --refine prior --prior "${prior[@]}" --format json > "$out/$h-prior-$mode.json"
+done
+python3 - "$out" "$mode" "${runs[@]}" <<'PY'
+import json, sys
+out, mode, runs = sys.argv[1], sys.argv[2], sys.argv[3:]
+print(f"| host run | cuda-graph within ±10% | torchscript within ±15% or p10–p90 (alone) | "
+      f"pytorch-eager, same (alone) | bound agrees (ts / eager) | crossover within 2x |")
+print("|---|---|---|---|---|---|")
+tot = [0] * 8
+for run in runs:
+    h = run.split()[0]
+    rep = json.load(open(f"{out}/{h}-prior-{mode}.json"))
+    f = {x["framework"]: x for x in rep["frameworks"]}
+    cg, ts, ea = f["cuda-graph"], f["torchscript"], f["pytorch-eager"]
+    cx = sum(c["agrees"] for c in rep["crossovers"])
+    vals = [cg["within_tolerance"], ts["within_or_inside"], ts["within_tolerance"],
+            ea["within_or_inside"], ea["within_tolerance"], ts["bound_agrees"], ea["bound_agrees"], cx]
+    tot = [a + b for a, b in zip(tot, vals)]
+    print(f"| {h} | {vals[0]}/{cg['rows']} | {vals[1]}/{ts['rows']} ({vals[2]}) | "
+          f"{vals[3]}/{ea['rows']} ({vals[4]}) | {vals[5]} / {vals[6]} | {cx}/{len(rep['crossovers'])} |")
+n = 96 * len(runs)
+print(f"| all | {tot[0]}/{n} | {tot[1]}/{n} ({tot[2]}) | {tot[3]}/{n} ({tot[4]}) | "
+      f"{tot[5]} / {tot[6]} | {tot[7]}/{36 * len(runs)} |")
+PY
