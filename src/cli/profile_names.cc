@@ -87,7 +87,7 @@ void SetupProfilesCommand(CLI::App& app) {
       std::string from;
       if (prov.contains("measurements") && prov["measurements"].is_array())
         for (const auto& m : prov["measurements"])
-          if (m.is_string()) from += (from.empty() ? "" : ", ") + std::filesystem::path(m.get<std::string>()).filename().string();
+          if (m.is_string()) from += (from.empty() ? "" : ", ") + m.get<std::string>();
       std::string refined;
       if (prov.contains("refinement") && prov["refinement"].is_object() &&
           prov["refinement"].contains("refined_on_models"))

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -134,6 +135,48 @@ TEST(ValidateCliTest, ComparesMeasurementsMadeInRounds) {
   ASSERT_EQ(r.rc, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["rows"].size(), 192u);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(NamedProfileCliTest, ShippedNameResolvesAndIsNamedInTheOutput) {
+  CliRun r = RunFtax("predict --arch bert:layers=2 --dim seq=64 --profile h100 --framework cuda-graph "
+                     "--precision fp16 --batch 1 --format json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["profile"]["name"], "h100");
+  EXPECT_NE(j["profile"]["gpu"].get<std::string>().find("H100"), std::string::npos);
+  EXPECT_NE(j["profile"]["path"].get<std::string>().find("data/profiles/h100.json"), std::string::npos);
+  r = RunFtax("predict --arch bert:layers=2 --dim seq=64 --profile h200 --framework cuda-graph --batch 1");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("profile h200: NVIDIA H200"), std::string::npos) << r.out;
+}
+
+TEST(NamedProfileCliTest, UnknownNameIsBadInputListingTheShippedOnes) {
+  CliRun r = RunFtax("predict --arch bert:layers=2 --profile h300 --batch 1");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("no shipped profile"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("h100, h200"), std::string::npos) << r.err;
+}
+
+TEST(NamedProfileCliTest, ProfilesListsEachGpuWithItsUnseenModelAccuracy) {
+  CliRun r = RunFtax("profiles --format json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  std::set<std::string> names;
+  for (const auto& p : j) {
+    names.insert(p["name"].get<std::string>());
+    ASSERT_TRUE(p["accuracy"].is_object()) << p.dump();
+    const auto& cg = p["accuracy"]["cuda-graph"];
+    EXPECT_GT(cg["rows"].get<int>(), 0);
+    EXPECT_LE(cg["within"].get<int>(), cg["rows"].get<int>());
+    // The models it reports on are the evaluation models, none of the ones it was refined on.
+    for (const auto& m : p["accuracy"]["models"])
+      EXPECT_EQ(p["refined_on_models"].get<std::string>().find("\"" + m.get<std::string>() + "\""), std::string::npos);
+  }
+  EXPECT_TRUE(names.count("h100") && names.count("h200"));
 }
 
 }  // namespace
