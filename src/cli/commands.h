@@ -28,6 +28,7 @@ void SetupCompareCommand(CLI::App& app);
 void SetupBenchCommand(CLI::App& app);
 void SetupCalibrateCommand(CLI::App& app);
 void SetupValidateCommand(CLI::App& app);
+void SetupProfilesCommand(CLI::App& app);
 
 // Set by a subcommand's callback; main returns it.
 int& ExitCode();

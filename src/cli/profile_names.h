@@ -7,8 +7,6 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "common/status.h"
 #include "predictor/host_profile.h"
 
@@ -32,7 +30,5 @@ Expected<HostProfile> LoadNamedProfile(const std::string& name_or_path);
 // A one-line description of a loaded profile for table headers: "h200.json: NVIDIA H200,
 // fitted 2026-11-23".
 std::string ProfileHeadline(const std::string& name_or_path, const HostProfile& profile);
-
-void SetupProfilesCommand(CLI::App& app);
 
 }  // namespace ftax::cli
