@@ -45,16 +45,18 @@ Expected<Graph> WalkRowModel(const json& row, int64_t batch,
 
 constexpr double kMaxMs = 1e9;  // about 11 days: anything longer is not one inference
 
-Status CheckNumber(const json& row, const char* key, bool required, bool positive, double max_value) {
+Status CheckNumber(const json& row, const char* key, bool required, bool positive, double max_value,
+                   const std::string& prefix = "") {
+  const std::string name = prefix + key;
   if (!row.contains(key) || row.at(key).is_null())
-    return required ? InvalidInput(std::string(key) + ": required") : Status::Ok();
+    return required ? InvalidInput(name + ": required") : Status::Ok();
   const json& v = row.at(key);
-  if (!v.is_number()) return InvalidInput(std::string(key) + ": expected a number, got " + v.dump());
+  if (!v.is_number()) return InvalidInput(name + ": expected a number, got " + v.dump());
   const double x = v.get<double>();
-  if (!std::isfinite(x)) return InvalidInput(std::string(key) + ": not finite");
+  if (!std::isfinite(x)) return InvalidInput(name + ": not finite");
   if (positive ? !(x > 0) : !(x >= 0))
-    return InvalidInput(std::string(key) + ": must be " + (positive ? "> 0" : ">= 0") + ", got " + v.dump());
-  if (x > max_value) return InvalidInput(std::string(key) + ": " + v.dump() + " is out of range");
+    return InvalidInput(name + ": must be " + (positive ? "> 0" : ">= 0") + ", got " + v.dump());
+  if (x > max_value) return InvalidInput(name + ": " + v.dump() + " is out of range");
   return Status::Ok();
 }
 
@@ -63,7 +65,8 @@ Status CheckInteger(const json& row, const char* key, bool required, int64_t lo,
     return required ? InvalidInput(std::string(key) + ": required") : Status::Ok();
   const json& v = row.at(key);
   if (!v.is_number_integer()) return InvalidInput(std::string(key) + ": expected an integer, got " + v.dump());
-  if (v.is_number_unsigned() ? v.get<uint64_t>() > uint64_t(hi) : (v.get<int64_t>() < lo || v.get<int64_t>() > hi))
+  if (v.is_number_unsigned() ? (v.get<uint64_t>() > uint64_t(hi) || (lo > 0 && v.get<uint64_t>() < uint64_t(lo)))
+                             : (v.get<int64_t>() < lo || v.get<int64_t>() > hi))
     return InvalidInput(std::string(key) + ": must be between " + std::to_string(lo) + " and " +
                         std::to_string(hi) + ", got " + v.dump());
   return Status::Ok();
@@ -84,9 +87,9 @@ Status CheckMeasuredRow(const json& m) {
   if (!m.contains("latency_ms") || !m.at("latency_ms").is_object())
     return InvalidInput("latency_ms: required object {median, p10, p90}");
   const json& lat = m.at("latency_ms");
-  if (!(s = CheckNumber(lat, "median", true, true, kMaxMs)).ok()) return s.WithContext("latency_ms");
-  if (!(s = CheckNumber(lat, "p10", true, false, kMaxMs)).ok()) return s.WithContext("latency_ms");
-  if (!(s = CheckNumber(lat, "p90", true, false, kMaxMs)).ok()) return s.WithContext("latency_ms");
+  if (!(s = CheckNumber(lat, "median", true, true, kMaxMs, "latency_ms.")).ok()) return s;
+  if (!(s = CheckNumber(lat, "p10", true, false, kMaxMs, "latency_ms.")).ok()) return s;
+  if (!(s = CheckNumber(lat, "p90", true, false, kMaxMs, "latency_ms.")).ok()) return s;
   const double med = lat.at("median").get<double>();
   if (lat.at("p10").get<double>() > med * (1 + 1e-9) || lat.at("p90").get<double>() < med * (1 - 1e-9))
     return InvalidInput("latency_ms: quantiles out of order (need p10 <= median <= p90)");
@@ -97,9 +100,8 @@ Status CheckMeasuredRow(const json& m) {
     if (!m.contains(key) || m.at(key).is_null()) continue;
     if (!m.at(key).is_array()) return InvalidInput(std::string(key) + ": expected an array");
     for (size_t i = 0; i < m.at(key).size(); ++i) {
-      const json one = {{"v", m.at(key)[i]}};
-      if (!(s = CheckNumber(one, "v", false, true, kMaxMs)).ok())
-        return InvalidInput(std::string(key) + "[" + std::to_string(i) + "]: " + s.message().substr(3));
+      const std::string item = std::string(key) + "[" + std::to_string(i) + "]";
+      if (!(s = CheckNumber(json{{item, m.at(key)[i]}}, item.c_str(), false, true, kMaxMs)).ok()) return s;
     }
   }
   if (m.contains("kernels") && !m.at("kernels").is_null()) {

@@ -149,6 +149,8 @@ class StatsWalker {
     if (uncounted_.size() > kMaxListed)
       out_->warnings.push_back("... and " + std::to_string(uncounted_.size() - kMaxListed) +
                                " more nodes not counted");
+    const StatsTotals& t = out_->totals;
+    saturated_ = saturated_ || t.ops == kMaxCount || t.work_ops == kMaxCount || t.params == kMaxCount;
     if (saturated_)
       out_->warnings.push_back("counts exceed the int64 range (Loop trip counts multiply); "
                                "they stop at " + std::to_string(kMaxCount));

@@ -86,7 +86,8 @@ Status ReadIntField(const json& j, const char* key, int64_t fallback, int64_t lo
   if (!j.contains(key) || j.at(key).is_null()) return Status::Ok();
   const json& v = j.at(key);
   if (!v.is_number_integer()) return InvalidInput(where + "." + key + ": expected an integer, got " + v.dump());
-  if (v.is_number_unsigned() ? v.get<uint64_t>() > uint64_t(hi) : (v.get<int64_t>() < lo || v.get<int64_t>() > hi))
+  if (v.is_number_unsigned() ? (v.get<uint64_t>() > uint64_t(hi) || (lo > 0 && v.get<uint64_t>() < uint64_t(lo)))
+                             : (v.get<int64_t>() < lo || v.get<int64_t>() > hi))
     return InvalidInput(where + "." + key + ": must be between " + std::to_string(lo) + " and " +
                         std::to_string(hi) + ", got " + v.dump());
   *out = v.get<int64_t>();
