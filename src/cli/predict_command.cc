@@ -6,6 +6,7 @@
 #include "cli/model_source.h"
 #include "cli/prediction_view.h"
 #include "cli/sweep_args.h"
+#include "common/file_io.h"
 #include "predictor/host_profile.h"
 
 namespace ftax::cli {
@@ -130,6 +131,10 @@ int RunPredict(const PredictOptions& o) {
   if (o.profile.empty())
     return ReportError("predict", InvalidInput("--profile is required"),
                        "shipped profiles are in data/profiles/; make one with `ftax bench` + `ftax calibrate`");
+  if (!o.plot.empty()) {
+    Status out = RefuseOutputOverInputs("--plot", o.plot, {o.model.path, o.profile});
+    if (!out.ok()) return ReportError("predict", out);
+  }
   Sweep s;
   Expected<ModelSource> src = OpenModelSource(o.model);
   if (!src.ok()) return ReportError("predict", src.status());

@@ -238,6 +238,8 @@ def make_profiles():
     case("plot_keeps_user_files", PREDICT + ["--profile", "{cases}/profile_ok.json", "--plot", "out.svg"], 0, [],
          creates=["out.svg"], setup={"victims": {"out.svg.dat": "user data\n", "out.svg.gp": "user script\n"}},
          needs=["gnuplot"])
+    case("plot_over_profile", PREDICT + ["--profile", "p.json", "--plot", "p.json"], 2,
+         ["--plot 'p.json' is also an input"], setup={"copies": {"p.json": "{cases}/profile_ok.json"}})
     case("plot_into_directory", PREDICT + ["--profile", "{cases}/profile_ok.json", "--plot", "d"], 2,
          ["--plot 'd' is a directory"], setup={"dirs": ["d"]})
 
@@ -344,6 +346,18 @@ def make_measurements():
          ["'victim.json' failed", "File too large"],
          setup={"victims": {"victim.json": "an earlier profile\n"}, "fsize_bytes": 8192}, needs=["ceres"],
          timeout_s=120)
+    arch = "bert:layers=12,hidden=768,heads=12,ffn=3072"
+    traces = []
+    for b in (1, 32):
+        traces += ["--from-trace", "{root}/tests/data/traces/h200-bert-base-fp16-b%d.trimmed.trace.json;name=bert-base;"
+                   "arch=%s;batch=%d;seq=128;precision=fp16" % (b, arch, b)]
+    case("from_trace_output_full_disk", ["calibrate", "--profile", "{root}/data/profiles/h200.json", "-o", "/dev/full",
+                                         "--min-rows", "2"] + traces, 1, ["'/dev/full'", "No space left on device"])
+    case("from_trace_output_is_profile", ["calibrate", "--profile", "p.json", "-o", "p.json", "--min-rows", "2"] + traces,
+         2, ["-o 'p.json' is also an input"], setup={"copies": {"p.json": "{root}/data/profiles/h200.json"}})
+    case("from_trace_write_fails_keeps_old", ["calibrate", "--profile", "{root}/data/profiles/h200.json", "-o", "old.json",
+                                              "--min-rows", "2"] + traces, 1, ["'old.json' failed", "File too large"],
+         setup={"victims": {"old.json": "an earlier refined profile\n"}, "fsize_bytes": 8192})
     case("calibrate_output_directory", ["calibrate", SYNTHETIC, "-o", "d"], 2, ["'d' is a directory"],
          setup={"dirs": ["d"]}, needs=["ceres"])
 
