@@ -399,6 +399,17 @@ def make_model_cases():
     # 0 trips: the body never runs; only the Loop node itself counts.
     case("inspect_loop_trip_0", ["inspect", "{cases}/loop_trip_0.onnx", "--format", "json"], 0, [],
          ["\"ops\": 1,", "\"flops\": 0,"])
+    # predict cannot price an invalid node: exit 2 naming it, not a hint about unbound dims.
+    for name, node in [("conv_stride0", "node 'conv0' (Conv): invalid: stride 0"),
+                       ("depth_to_space_blocksize0", "node 'd2s0' (DepthToSpace): invalid: blocksize 0"),
+                       ("pad_overflow", "node 'pad0' (Pad): invalid:")]:
+        case("predict_" + name, ["predict", "{cases}/" + name + ".onnx", "--profile", "{cases}/profile_ok.json",
+                                 "--batch", "1", "--framework", "cuda-graph"], 2, [node])
+    # Loops with huge trip counts and deep Ifs still predict (finite numbers, no crash).
+    for name in ("loop_trip_2p62_nested", "nested_if_31"):
+        case("predict_" + name, ["predict", "{cases}/" + name + ".onnx", "--profile", "{cases}/profile_ok.json",
+                                 "--batch", "1,2", "--framework", "cuda-graph,pytorch-eager", "--format", "json"],
+             0, [], ["\"latency_ms\""], timeout_s=20)
     case("inspect_model_is_fifo", ["inspect", "model.onnx"], 2, ["model.onnx: not a regular file"],
          setup={"fifos": ["model.onnx"]}, timeout_s=10)
     case("inspect_model_is_directory", ["inspect", "d"], 2, ["d: is a directory"], setup={"dirs": ["d"]})
