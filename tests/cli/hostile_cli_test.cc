@@ -183,6 +183,9 @@ TEST_P(HostileCliTest, ExitsAsExpectedWithoutHarm) {
   for (const json& s : (*c)["stdout"])
     EXPECT_NE(o.out.find(Expand(s.get<std::string>(), work)), std::string::npos) << "stdout lacks: " << s << "\n" << ctx;
   EXPECT_EQ(o.err.find("internal error"), std::string::npos) << ctx;
+  // In a sanitizer build (docs: -fsanitize=address,undefined,float-cast-overflow) any report fails.
+  EXPECT_EQ(o.err.find("Sanitizer"), std::string::npos) << ctx;
+  EXPECT_EQ(o.err.find("runtime error:"), std::string::npos) << ctx;
 
   EXPECT_FALSE(fs::exists(work + "/INJECTED")) << "an injected command ran";
   EXPECT_FALSE(fs::exists(kRoot + "/INJECTED")) << "an injected command ran in the source tree";
