@@ -24,6 +24,7 @@
 #include "calibrate/host_identity.h"
 #include "calibrate/kernel_tracer.h"
 #include "common/percentile.h"
+#include "common/process.h"
 #include "calibrate/result_writer.h"
 #include "calibrate/run_resume.h"
 #include "graph/graph.h"
@@ -766,10 +767,16 @@ Status RunBench(const BenchOptions& opt, const ProgressFn& progress) {
       opt.frameworks.end()) {
     std::string script = opt.eager_script.empty() ? DefaultEagerScript() : opt.eager_script;
     std::string part = opt.output + ".eager.json";
-    std::string cmd = opt.python + " " + script + " --device " + std::to_string(opt.device) +
-                      (opt.quick ? " --quick" : "") + " --out " + part;
+    std::vector<std::string> argv = {opt.python, script, "--device", std::to_string(opt.device)};
+    if (opt.quick) argv.push_back("--quick");
+    argv.insert(argv.end(), {"--out", part});
+    std::string cmd;
+    for (const std::string& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
     progress("pytorch-eager: " + cmd);
-    int rc = std::system(cmd.c_str());
+    ProcessOptions po;
+    po.inherit_stdin = true;
+    Expected<ProcessResult> ran = RunProcess(argv, po);  // an argv, no shell
+    int rc = ran.ok() ? ran->exit_code : -1;  // -1: could not start, or killed by a signal
     std::ifstream in(part);
     json eager;
     if (rc == 0 && in) {

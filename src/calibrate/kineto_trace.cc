@@ -1,4 +1,5 @@
 #include "calibrate/kineto_trace.h"
+#include "common/file_io.h"
 
 #include "common/percentile.h"
 
@@ -15,11 +16,11 @@ using json = nlohmann::json;
 }  // namespace
 
 Expected<json> ReadKinetoTrace(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return NotFound("cannot open trace '" + path + "'");
+  Expected<std::string> text = ReadRegularFile(path, "trace");
+  if (!text.ok()) return text.status();
   json t;
   try {
-    in >> t;
+    t = nlohmann::json::parse(text.value());
   } catch (const std::exception& e) {
     return InvalidInput("trace '" + path + "' is not valid JSON: " + e.what());
   }

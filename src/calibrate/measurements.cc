@@ -1,4 +1,5 @@
 #include "calibrate/measurements.h"
+#include "common/file_io.h"
 
 #include <cmath>
 #include <fstream>
@@ -13,8 +14,14 @@ using json = nlohmann::json;
 // Each reader below checks one field of one row and names it in the error, e.g.
 // `kernels[3] ("gemm 128x768x768").kernel_us.median: must be > 0`.
 
+// Upper bounds: a time above kMaxUs (about 2.8 hours) is no microbenchmark, and work above
+// kMaxWork FLOPs or bytes no kernel; both keep every product and log the fit takes finite.
+constexpr double kMaxUs = 1e10;
+constexpr double kMaxWork = 1e24;
+
 Status ReadNumber(const json& row, const std::string& key, const std::string& where,
-                  bool required, double min_value, bool strictly_greater, double* out) {
+                  bool required, double min_value, bool strictly_greater, double* out,
+                  double max_value = kMaxWork) {
   if (!row.contains(key) || row.at(key).is_null()) {
     if (required) return InvalidInput(where + "." + key + ": required");
     return Status::Ok();
@@ -27,6 +34,11 @@ Status ReadNumber(const json& row, const std::string& key, const std::string& wh
     std::ostringstream msg;
     msg << where << "." << key << ": must be " << (strictly_greater ? "> " : ">= ") << min_value
         << ", got " << x;
+    return InvalidInput(msg.str());
+  }
+  if (x > max_value) {
+    std::ostringstream msg;
+    msg << where << "." << key << ": " << x << " is out of range (at most " << max_value << ")";
     return InvalidInput(msg.str());
   }
   *out = x;
@@ -79,12 +91,12 @@ Status ReadSpread(const json& row, const std::string& key, const std::string& wh
   if (!row.contains(key) || row.at(key).is_null()) return InvalidInput(w + ": required");
   const json& s = row.at(key);
   if (!s.is_object()) return InvalidInput(w + ": expected an object {median, p10, p90}");
-  Status st = ReadNumber(s, "median", w, true, 0, true, &out->median);
+  Status st = ReadNumber(s, "median", w, true, 0, true, &out->median, kMaxUs);
   if (!st.ok()) return st;
   out->p10 = out->median;
   out->p90 = out->median;
-  if (!(st = ReadNumber(s, "p10", w, false, 0, false, &out->p10)).ok()) return st;
-  if (!(st = ReadNumber(s, "p90", w, false, 0, false, &out->p90)).ok()) return st;
+  if (!(st = ReadNumber(s, "p10", w, false, 0, false, &out->p10, kMaxUs)).ok()) return st;
+  if (!(st = ReadNumber(s, "p90", w, false, 0, false, &out->p90, kMaxUs)).ok()) return st;
   if (out->p10 > out->median * (1 + 1e-9) || out->p90 < out->median * (1 - 1e-9))
     return InvalidInput(w + ": quantiles out of order (need p10 <= median <= p90)");
   return Status::Ok();
@@ -120,6 +132,10 @@ Status ReadKernelRow(const json& row, const std::string& where, KernelMeasuremen
     if (!(s = ReadInteger(row, key, where, false, 0, field)).ok()) return s;
   }
   if (!(s = ReadInteger(row, "batch", where, false, 1, &k->work.batch)).ok()) return s;
+  for (auto [key, v] : {std::pair{"m", k->work.m}, std::pair{"n", k->work.n}, std::pair{"k", k->work.k},
+                        std::pair{"batch", k->work.batch}})
+    if (v > (int64_t(1) << 40))
+      return InvalidInput(where + "." + key + ": " + std::to_string(v) + " is out of range (at most 2^40)");
   if (row.contains("variant")) {
     if (!row.at("variant").is_string()) return InvalidInput(where + ".variant: expected a string");
     std::string v = row.at("variant").get<std::string>();
@@ -160,9 +176,9 @@ Status ReadDispatchRow(const json& row, const std::string& where, DispatchMeasur
   if (!(s = ReadInt(row, "n_ops", where, true, 1, &d->n_ops)).ok()) return s;
   if (!(s = ReadInt(row, "modules", where, false, 0, &d->modules)).ok()) return s;
   if (!(s = ReadSpread(row, "call_us", where, &d->call_us)).ok()) return s;
-  if (!(s = ReadNumber(row, "gpu_kernel_us", where, false, 0, false, &d->gpu_kernel_us)).ok())
+  if (!(s = ReadNumber(row, "gpu_kernel_us", where, false, 0, false, &d->gpu_kernel_us, kMaxUs)).ok())
     return s;
-  if (!(s = ReadNumber(row, "gpu_span_us", where, false, 0, false, &d->gpu_span_us)).ok())
+  if (!(s = ReadNumber(row, "gpu_span_us", where, false, 0, false, &d->gpu_span_us, kMaxUs)).ok())
     return s;
   if (d->gpu_kernel_us >= 0 && d->gpu_span_us >= 0 &&
       d->gpu_span_us < d->gpu_kernel_us * (1 - 1e-6))
@@ -172,7 +188,7 @@ Status ReadDispatchRow(const json& row, const std::string& where, DispatchMeasur
     if (d->chain.empty()) return InvalidInput(where + ".chain: empty");
     if (d->framework != Framework::kCudaGraph)
       return InvalidInput(where + ".chain: only cuda-graph rows replay chains of model-sized blocks");
-    if (!(s = ReadNumber(row, "nodes", where, true, 1, false, &d->nodes)).ok()) return s;
+    if (!(s = ReadNumber(row, "nodes", where, true, 1, false, &d->nodes, 1e9)).ok()) return s;
     if (d->gpu_kernel_us < 0)
       return InvalidInput(where + ".gpu_kernel_us: required in a row of a model-sized chain");
     if (row.contains("dtype")) {
@@ -201,6 +217,8 @@ Expected<Measurements> MeasurementsFromJson(const json& j) {
   if (j.contains("host") && !j.at("host").is_null()) {
     if (!j.at("host").is_object()) return InvalidInput("host: expected an object");
     m.host = j.at("host");
+    if (m.host.contains("gpu") && m.host.at("gpu").is_null()) m.host.erase("gpu");
+    if (m.host.contains("gpu") && !m.host.at("gpu").is_string()) return InvalidInput("host.gpu: expected a string");
   } else {
     m.host = json::object();
   }
@@ -233,11 +251,11 @@ Expected<Measurements> MeasurementsFromJson(const json& j) {
 }
 
 Expected<Measurements> LoadMeasurements(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return NotFound("cannot open measurements '" + path + "'");
+  Expected<std::string> text = ReadRegularFile(path, "measurements");
+  if (!text.ok()) return text.status();
   json j;
   try {
-    in >> j;
+    j = nlohmann::json::parse(text.value());
   } catch (const json::exception& e) {
     return InvalidInput("measurements '" + path + "' is not valid JSON: " + e.what());
   }
@@ -245,6 +263,14 @@ Expected<Measurements> LoadMeasurements(const std::string& path) {
   if (!m.ok()) return m.status().WithContext(path);
   m->source = path;
   return m;
+}
+
+Status CheckProfileInput(const Measurements& m) {
+  const std::string from = m.source.empty() ? "the measurements" : "'" + m.source + "'";
+  if (m.kernels.empty())
+    return InvalidInput(from + " hold no kernel rows: a profile needs GPU kernel measurements "
+                        "(run `ftax bench` without --no-kernels, and pass its file too)");
+  return Status::Ok();
 }
 
 Measurements MergeMeasurements(const std::vector<Measurements>& parts) {

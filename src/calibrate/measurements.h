@@ -74,6 +74,9 @@ struct Measurements {
 
 Expected<Measurements> MeasurementsFromJson(const nlohmann::json& j);
 Expected<Measurements> LoadMeasurements(const std::string& path);
+// Whether (merged) measurements can make a profile: at least one kernel row. InvalidInput
+// naming the files otherwise.
+Status CheckProfileInput(const Measurements& m);
 // Merges several files (e.g. the C++ bench and the Python eager bench of one host).
 Measurements MergeMeasurements(const std::vector<Measurements>& parts);
 

@@ -1,15 +1,16 @@
 #include <fstream>
 
 #include "calibrate/model_runner.h"
+#include "common/file_io.h"
 
 namespace ftax {
 
 Status ReadModelMeta(const std::string& meta_path, RunOptions* o) {
-  std::ifstream in(meta_path);
-  if (!in) return NotFound("cannot open model description '" + meta_path + "'");
+  Expected<std::string> text = ReadRegularFile(meta_path, "model description");
+  if (!text.ok()) return text.status();
   nlohmann::json j;
   try {
-    in >> j;
+    j = nlohmann::json::parse(text.value());
   } catch (const std::exception& e) {
     return InvalidInput("'" + meta_path + "' is not valid JSON: " + e.what());
   }

@@ -1,7 +1,6 @@
 #include "calibrate/result_writer.h"
 
-#include <cstdio>
-#include <fstream>
+#include "common/file_io.h"
 
 namespace ftax {
 
@@ -20,16 +19,9 @@ Status ResultWriter::Set(const std::string& key, nlohmann::json value) {
 }
 
 Status ResultWriter::Flush() {
-  const std::string tmp = path_ + ".tmp";
-  {
-    std::ofstream out(tmp);
-    if (!out) return NotFound("cannot write '" + tmp + "'");
-    out << doc_.dump(1) << "\n";
-    if (!out) return Internal("write to '" + tmp + "' failed");
-  }
-  if (std::rename(tmp.c_str(), path_.c_str()) != 0)
-    return Internal("cannot rename '" + tmp + "' to '" + path_ + "'");
-  return Status::Ok();
+  Status s = WriteFileAtomic(path_, doc_.dump(1) + "\n");
+  if (!s.ok() && first_error_.ok()) first_error_ = s;
+  return s;
 }
 
 }  // namespace ftax

@@ -24,16 +24,20 @@ inline nlohmann::json SpreadJson(const std::vector<double>& v) {
 class ResultWriter {
  public:
   ResultWriter(std::string path, nlohmann::json header);
-  // Appends `row` to the array `list` and rewrites the file (write to a temporary file, then
-  // rename, so readers never see half a file).
+  // Appends `row` to the array `list` and rewrites the file atomically (WriteFileAtomic in
+  // common/file_io.h: readers never see half a file; IoError names the path on failure).
   Status Append(const std::string& list, nlohmann::json row);
   Status Set(const std::string& key, nlohmann::json value);
   const nlohmann::json& doc() const { return doc_; }
+  // The first failed write, or Ok: callers that ignore the Status of each Append (a long
+  // measurement run goes on) check this at the end.
+  const Status& first_error() const { return first_error_; }
 
  private:
   Status Flush();
   std::string path_;
   nlohmann::json doc_;
+  Status first_error_;
 };
 
 }  // namespace ftax

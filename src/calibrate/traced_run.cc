@@ -1,4 +1,5 @@
 #include "calibrate/traced_run.h"
+#include "common/file_io.h"
 
 #include <filesystem>
 #include <fstream>
@@ -74,11 +75,11 @@ Expected<TracedRun> TracedRunFromJson(const json& j, const std::string& where,
 
 Expected<std::vector<TracedRun>> LoadTraceManifest(const std::string& path,
                                                    const std::string& default_framework) {
-  std::ifstream in(path);
-  if (!in) return NotFound("cannot open trace manifest '" + path + "'");
+  Expected<std::string> text = ReadRegularFile(path, "trace manifest");
+  if (!text.ok()) return text.status();
   json j;
   try {
-    in >> j;
+    j = nlohmann::json::parse(text.value());
   } catch (const std::exception& e) {
     return InvalidInput("trace manifest '" + path + "' is not valid JSON: " + e.what());
   }

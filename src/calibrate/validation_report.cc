@@ -43,7 +43,79 @@ Expected<Graph> WalkRowModel(const json& row, int64_t batch,
   return model.Walk(flags);
 }
 
+constexpr double kMaxMs = 1e9;  // about 11 days: anything longer is not one inference
+
+Status CheckNumber(const json& row, const char* key, bool required, bool positive, double max_value,
+                   const std::string& prefix = "") {
+  const std::string name = prefix + key;
+  if (!row.contains(key) || row.at(key).is_null())
+    return required ? InvalidInput(name + ": required") : Status::Ok();
+  const json& v = row.at(key);
+  if (!v.is_number()) return InvalidInput(name + ": expected a number, got " + v.dump());
+  const double x = v.get<double>();
+  if (!std::isfinite(x)) return InvalidInput(name + ": not finite");
+  if (positive ? !(x > 0) : !(x >= 0))
+    return InvalidInput(name + ": must be " + (positive ? "> 0" : ">= 0") + ", got " + v.dump());
+  if (x > max_value) return InvalidInput(name + ": " + v.dump() + " is out of range");
+  return Status::Ok();
+}
+
+Status CheckInteger(const json& row, const char* key, bool required, int64_t lo, int64_t hi) {
+  if (!row.contains(key) || row.at(key).is_null())
+    return required ? InvalidInput(std::string(key) + ": required") : Status::Ok();
+  const json& v = row.at(key);
+  if (!v.is_number_integer()) return InvalidInput(std::string(key) + ": expected an integer, got " + v.dump());
+  if (v.is_number_unsigned() ? (v.get<uint64_t>() > uint64_t(hi) || (lo > 0 && v.get<uint64_t>() < uint64_t(lo)))
+                             : (v.get<int64_t>() < lo || v.get<int64_t>() > hi))
+    return InvalidInput(std::string(key) + ": must be between " + std::to_string(lo) + " and " +
+                        std::to_string(hi) + ", got " + v.dump());
+  return Status::Ok();
+}
+
 }  // namespace
+
+Status CheckMeasuredRow(const json& m) {
+  if (!m.is_object()) return InvalidInput("expected an object");
+  for (const char* key : {"framework", "precision"})
+    if (!m.contains(key) || !m.at(key).is_string()) return InvalidInput(std::string(key) + ": required string");
+  for (const char* key : {"model", "arch", "source"})
+    if (m.contains(key) && !m.at(key).is_string() && !m.at(key).is_null())
+      return InvalidInput(std::string(key) + ": expected a string");
+  Status s = CheckInteger(m, "batch", true, 1, int64_t(1) << 31);
+  if (!s.ok()) return s;
+  if (!(s = CheckInteger(m, "seq", false, 0, int64_t(1) << 31)).ok()) return s;
+  if (!m.contains("latency_ms") || !m.at("latency_ms").is_object())
+    return InvalidInput("latency_ms: required object {median, p10, p90}");
+  const json& lat = m.at("latency_ms");
+  if (!(s = CheckNumber(lat, "median", true, true, kMaxMs, "latency_ms.")).ok()) return s;
+  if (!(s = CheckNumber(lat, "p10", true, false, kMaxMs, "latency_ms.")).ok()) return s;
+  if (!(s = CheckNumber(lat, "p90", true, false, kMaxMs, "latency_ms.")).ok()) return s;
+  const double med = lat.at("median").get<double>();
+  if (lat.at("p10").get<double>() > med * (1 + 1e-9) || lat.at("p90").get<double>() < med * (1 - 1e-9))
+    return InvalidInput("latency_ms: quantiles out of order (need p10 <= median <= p90)");
+  for (const char* key : {"kernel_ms", "gpu_span_ms"})
+    if (!(s = CheckNumber(m, key, false, false, kMaxMs)).ok()) return s;
+  if (!(s = CheckNumber(m, "kernels_per_iter", false, false, 1e12)).ok()) return s;
+  for (const char* key : {"visit_medians_ms", "pass_medians_ms"}) {
+    if (!m.contains(key) || m.at(key).is_null()) continue;
+    if (!m.at(key).is_array()) return InvalidInput(std::string(key) + ": expected an array");
+    for (size_t i = 0; i < m.at(key).size(); ++i) {
+      const std::string item = std::string(key) + "[" + std::to_string(i) + "]";
+      if (!(s = CheckNumber(json{{item, m.at(key)[i]}}, item.c_str(), false, true, kMaxMs)).ok()) return s;
+    }
+  }
+  if (m.contains("kernels") && !m.at("kernels").is_null()) {
+    if (!m.at("kernels").is_object()) return InvalidInput("kernels: expected an object");
+    for (const auto& [name, v] : m.at("kernels").items()) {
+      if (!v.is_array()) return InvalidInput("kernels." + name + ": expected [count, total_us, ...]");
+      for (const json& x : v)
+        if (!x.is_number() || !std::isfinite(x.get<double>()) || x.get<double>() < 0 ||
+            x.get<double>() > kMaxMs * 1e3)
+          return InvalidInput("kernels." + name + ": entries must be finite numbers >= 0");
+    }
+  }
+  return Status::Ok();
+}
 
 Expected<ValidationReport> CompareMeasurements(const json& measured, const HostProfile& profile,
                                                const CompareOptions& opt) {
@@ -61,6 +133,8 @@ Expected<ValidationReport> CompareMeasurements(const json& measured, const HostP
                             "): its kernel pass has not run (the run was interrupted before it)");
       continue;
     }
+    Status valid = CheckMeasuredRow(m);
+    if (!valid.ok()) return valid.WithContext("measurements " + where);
     try {
       r.model = m.value("model", "");
       r.arch = m.value("arch", "");

@@ -83,6 +83,14 @@ struct ValidationReport {
   std::vector<std::string> skipped;  // rows that could not be predicted, with the reason
 };
 
+// Checks the values of one measured row before anything is predicted from it; errors name
+// the field: framework and precision strings; batch an integer in 1..2^31; seq (if given) in
+// 0..2^31; latency_ms {median, p10, p90} finite, median > 0, 0 <= p10 <= median <= p90, at
+// most 1e9 ms; kernel_ms, kernels_per_iter, gpu_span_ms finite and >= 0 (or null);
+// visit_medians_ms / pass_medians_ms entries finite and > 0 (or null); kernels entries
+// [count, total_us, ...] with finite, non-negative numbers (docs/profile-format.md).
+Status CheckMeasuredRow(const nlohmann::json& row);
+
 Expected<ValidationReport> CompareMeasurements(const nlohmann::json& measured,
                                                const HostProfile& profile,
                                                const CompareOptions& options);

@@ -21,6 +21,7 @@
 #include "cli/commands.h"
 #include "cli/source_checkout.h"
 #include "common/clock.h"
+#include "common/file_io.h"
 
 namespace ftax::cli {
 namespace {
@@ -168,6 +169,9 @@ int RunCalibrate(const CalibrateOptions& o) {
                        "rebuild with libceres-dev installed (cmake -DFTAX_WITH_CERES=ON)");
   Status s = o.fit.Validate();
   if (!s.ok()) return ReportError("calibrate", s);
+  std::vector<std::string> inputs = o.measurement_files;
+  inputs.insert(inputs.end(), o.prior.begin(), o.prior.end());
+  if (!(s = RefuseOutputOverInputs("-o", o.output, inputs)).ok()) return ReportError("calibrate", s);
   std::vector<Measurements> parts;
   json files = json::array();
   for (const std::string& path : o.measurement_files) {
@@ -177,6 +181,7 @@ int RunCalibrate(const CalibrateOptions& o) {
     files.push_back(path);
   }
   Measurements all = MergeMeasurements(parts);
+  if (!(s = CheckProfileInput(all)).ok()) return ReportError("calibrate", s);
   // The prior is read before the fit, so that a bad file fails at once; the profile's host is
   // the measurements', whose GPU picks the hosts the cuda-graph scale comes from.
   const std::string gpu = all.host.is_object() ? all.host.value("gpu", "") : "";
@@ -238,10 +243,7 @@ int RunCalibrate(const CalibrateOptions& o) {
   for (const std::string& f : c->quality_failures)
     std::cerr << "ftax calibrate: warning: not trusted, " << f
               << " (predictions that use it carry that error in their interval and say so)\n";
-  std::ofstream out(o.output);
-  if (!out) return ReportError("calibrate", NotFound("cannot write profile '" + o.output + "'"));
-  out << pj.dump(2) << "\n";
-  if (!out.good()) return ReportError("calibrate", Internal("write failed: '" + o.output + "'"));
+  if (!(s = WriteFileAtomic(o.output, pj.dump(2) + "\n")).ok()) return ReportError("calibrate", s);
   if (o.format == OutputFormat::kText) std::cout << "\nwrote " << o.output << "\n";
   return kExitOk;
 }

@@ -15,6 +15,7 @@
 #include "cli/profile_names.h"
 #include "cli/source_checkout.h"
 #include "cli/text_table.h"
+#include "common/file_io.h"
 #include "predictor/framework.h"
 #include "predictor/host_profile.h"
 
@@ -182,6 +183,11 @@ int RunCalibrateFromTrace(const FromTraceOptions& o) {
     return ReportError(cmd, InvalidInput("--framework: unknown framework '" + o.framework + "'"));
 
   std::vector<TracedRun> runs;
+  std::vector<std::string> inputs = o.manifests;
+  inputs.push_back(o.profile);
+  for (const std::string& spec : o.traces) inputs.push_back(spec.substr(0, spec.find(';')));
+  Status out_ok = RefuseOutputOverInputs("-o", o.output, inputs);
+  if (!out_ok.ok()) return ReportError(cmd, out_ok);
   for (const std::string& m : o.manifests) {
     Expected<std::vector<TracedRun>> r = LoadTraceManifest(m, o.framework);
     if (!r.ok()) return ReportError(cmd, r.status());
@@ -198,6 +204,8 @@ int RunCalibrateFromTrace(const FromTraceOptions& o) {
   if (runs.empty())
     return ReportError(cmd, InvalidInput("no traces given (--from-trace or --trace-manifest)"));
   for (const TracedRun& r : runs) {
+    if (SameFile(r.path, o.output))
+      return ReportError(cmd, InvalidInput("-o '" + o.output + "' is also the trace '" + r.path + "'"));
     auto fw = ParseFramework(r.framework);
     if (*fw != Framework::kPytorchEager && *fw != Framework::kTorchscript)
       return ReportError(cmd, InvalidInput("trace '" + r.path + "': framework " + r.framework +
@@ -312,10 +320,8 @@ int RunCalibrateFromTrace(const FromTraceOptions& o) {
   Expected<HostProfile> check = HostProfileFromJson(pj);
   if (!check.ok())
     return ReportError(cmd, Internal("refined profile does not validate: " + check.status().message()));
-  std::ofstream out(o.output);
-  if (!out) return ReportError(cmd, NotFound("cannot write profile '" + o.output + "'"));
-  out << pj.dump(2) << "\n";
-  if (!out.good()) return ReportError(cmd, Internal("write failed: '" + o.output + "'"));
+  Status written = WriteFileAtomic(o.output, pj.dump(2) + "\n");
+  if (!written.ok()) return ReportError(cmd, written);
   if (o.format != "json") std::cout << "\nwrote " << o.output << "\n";
   return kExitOk;
 }

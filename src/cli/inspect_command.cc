@@ -69,7 +69,8 @@ std::string Human(double v, const char* unit) {
     ++p;
   }
   std::ostringstream o;
-  if (p == 0) o << static_cast<int64_t>(v);
+  if (p == 0 && std::isfinite(v)) o << static_cast<int64_t>(v);
+  else if (p == 0) o << v;
   else o << std::fixed << std::setprecision(3) << x;
   o << " " << prefixes[p] << unit;
   return o.str();

@@ -126,6 +126,9 @@ Expected<ModelSource> OpenModelSource(const ModelSourceOptions& o) {
     }
     Status st = PrepareGraph(&g, d, s);
     if (!st.ok()) return st;
+    // A node no runtime accepts (shape inference's "invalid:" findings) cannot be predicted.
+    for (const std::string& w : g.warnings)
+      if (w.find("): invalid: ") != std::string::npos) return InvalidInput(w);
     std::vector<std::string> unbound = UnboundInputDims(g);
     if (!unbound.empty()) {
       std::string names;

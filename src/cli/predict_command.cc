@@ -7,6 +7,7 @@
 #include "cli/model_source.h"
 #include "cli/prediction_view.h"
 #include "cli/sweep_args.h"
+#include "common/file_io.h"
 #include "predictor/host_profile.h"
 
 namespace ftax::cli {
@@ -133,6 +134,10 @@ int RunPredict(const PredictOptions& o) {
     return ReportError("predict", InvalidInput("--profile is required"),
                        "name a shipped profile (`ftax profiles` lists them, e.g. --profile h200) or make one "
                        "with `ftax bench` + `ftax calibrate`");
+  if (!o.plot.empty()) {
+    Status out = RefuseOutputOverInputs("--plot", o.plot, {o.model.path, o.profile});
+    if (!out.ok()) return ReportError("predict", out);
+  }
   Sweep s;
   Expected<ModelSource> src = OpenModelSource(o.model);
   if (!src.ok()) return ReportError("predict", src.status());

@@ -1,11 +1,9 @@
 #include "cli/prediction_view.h"
 
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
 #include <map>
 #include <sstream>
 
+#include "cli/gnuplot_runner.h"
 #include "cli/text_table.h"
 
 namespace ftax::cli {
@@ -135,58 +133,45 @@ json PairedJson(const PredictionReport& a, const PredictionReport& b, const std:
 }
 
 Status PlotPrediction(const PredictionReport& r, const std::string& title, const std::string& path) {
-  const bool png = path.size() > 4 && path.substr(path.size() - 4) == ".png";
-  const std::string data = path + ".dat";
   std::map<std::string, std::vector<const PredictionPoint*>> series;
   for (const auto& p : r.points) series[Label(p.framework, p.precision)].push_back(&p);
-  {
-    std::ofstream d(data);
-    if (!d) return NotFound("cannot write '" + data + "'");
-    for (const auto& [name, pts] : series) {
-      d << "# " << name << "\n";
-      for (const auto* p : pts)
-        d << p->batch << " " << p->latency_ms << " " << p->interval_lo_ms << " " << p->interval_hi_ms
-          << " " << p->framework_ms << " " << p->compute_ms << "\n";
-      d << "\n\n";
-    }
+  std::ostringstream d;
+  d.precision(9);
+  for (const auto& [name, pts] : series) {
+    d << "# " << GnuplotString(name) << "\n";
+    for (const auto* p : pts)
+      d << p->batch << " " << p->latency_ms << " " << p->interval_lo_ms << " " << p->interval_hi_ms
+        << " " << p->framework_ms << " " << p->compute_ms << "\n";
+    d << "\n\n";
   }
-  const std::string script = path + ".gp";
-  {
-    std::ofstream g(script);
-    g << "set terminal " << (png ? "pngcairo size 1000,650" : "svg size 1000,650 dynamic") << "\n";
-    g << "set output '" << path << "'\n";
-    g << "set title '" << title << "' noenhanced\n";
-    g << "set logscale xy 2\nset xlabel 'batch'\nset ylabel 'ms'\nset key outside right noenhanced\n";
-    g << "set grid\n";
-    int i = 0;
-    std::string plot = "plot ";
-    for (const auto& [name, pts] : series) {
-      std::string idx = std::to_string(i);
-      std::string color = std::to_string(i % 8 + 1);
-      if (i) plot += ", ";
-      plot += "'" + data + "' index " + idx + " using 1:2:3:4 with yerrorlines lc " + color +
-              " lw 2 title '" + name + " latency', ";
-      plot += "'' index " + idx + " using 1:5 with lines dt 2 lc " + color + " title '" + name +
-              " framework', ";
-      plot += "'' index " + idx + " using 1:6 with lines dt 3 lc " + color + " title '" + name + " compute'";
-      ++i;
-    }
-    int arrow = 1;
-    for (const auto& c : r.crossovers)
-      if (c.batch)
-        g << "set arrow " << arrow++ << " from " << *c.batch << ", graph 0 to " << *c.batch
-          << ", graph 1 nohead dt 4 lc rgb 'gray'\n"
-          << "set label " << arrow << " 'crossover " << Label(c.framework, c.precision) << "' at "
-          << *c.batch << ", graph 0.95 rotate by 90 right font ',8' noenhanced\n";
-    g << plot << "\n";
+  std::ostringstream g;
+  g << "set title " << GnuplotString(title) << " noenhanced\n";
+  g << "set logscale xy 2\nset xlabel 'batch'\nset ylabel 'ms'\nset key outside right noenhanced\n";
+  g << "set grid\n";
+  int i = 0;
+  std::string plot = "plot ";
+  const std::string data = std::string("'") + kGnuplotData + "'";
+  for (const auto& [name, pts] : series) {
+    std::string idx = std::to_string(i);
+    std::string color = std::to_string(i % 8 + 1);
+    if (i) plot += ", ";
+    plot += data + " index " + idx + " using 1:2:3:4 with yerrorlines lc " + color + " lw 2 title " +
+            GnuplotString(name + " latency") + ", ";
+    plot += "'' index " + idx + " using 1:5 with lines dt 2 lc " + color + " title " +
+            GnuplotString(name + " framework") + ", ";
+    plot += "'' index " + idx + " using 1:6 with lines dt 3 lc " + color + " title " +
+            GnuplotString(name + " compute");
+    ++i;
   }
-  const std::string cmd = "gnuplot '" + script + "' 2>&1";
-  int rc = std::system(cmd.c_str());
-  if (rc != 0)
-    return Unsupported("gnuplot failed or is not installed (apt-get install gnuplot-nox); data left in " + data);
-  std::remove(script.c_str());
-  std::remove(data.c_str());
-  return Status::Ok();
+  int arrow = 1;
+  for (const auto& c : r.crossovers)
+    if (c.batch)
+      g << "set arrow " << arrow++ << " from " << *c.batch << ", graph 0 to " << *c.batch
+        << ", graph 1 nohead dt 4 lc rgb 'gray'\n"
+        << "set label " << arrow << " " << GnuplotString("crossover " + Label(c.framework, c.precision))
+        << " at " << *c.batch << ", graph 0.95 rotate by 90 right font ',8' noenhanced\n";
+  g << plot << "\n";
+  return RunGnuplot(g.str(), d.str(), path, PlotSize{1000, 650});
 }
 
 }  // namespace ftax::cli

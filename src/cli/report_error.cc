@@ -18,6 +18,7 @@ int ReportError(const char* command, const Status& status, const std::string& hi
     case ErrorCode::kNotFound: return kExitBadInput;
     case ErrorCode::kUnsupported: return kExitUnsupported;
     case ErrorCode::kInternal: return kExitInternal;
+    case ErrorCode::kIoError: return kExitFailure;
   }
   return kExitInternal;
 }

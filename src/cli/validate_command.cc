@@ -1,11 +1,9 @@
 // `ftax validate`: run a model for real and put the prediction beside the measurement.
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
-#include <map>
 #include <iostream>
+#include <map>
 #include <set>
+#include <sstream>
 
 #include "calibrate/isolated_sweep.h"
 #include "calibrate/model_runner.h"
@@ -16,10 +14,12 @@
 #include "calibrate/validation_report.h"
 #include "cli/commands.h"
 #include "cli/profile_names.h"
+#include "cli/gnuplot_runner.h"
 #include "cli/sweep_args.h"
 #include "cli/text_table.h"
 #include "cli/worker_process.h"
 #include "common/clock.h"
+#include "common/file_io.h"
 #include "predictor/host_profile.h"
 
 namespace ftax::cli {
@@ -79,20 +79,21 @@ Status PlotValidation(const ValidationReport& r, const std::string& path) {
   std::map<std::string, std::map<std::string, std::vector<const ValidationRow*>>> panels;
   for (const ValidationRow& v : r.rows) panels[v.model + " " + v.precision][v.framework].push_back(&v);
   if (panels.empty()) return InvalidInput("--plot: no rows to plot");
-  const std::string data = path + ".dat", script = path + ".gp";
-  const bool png = path.size() > 4 && path.substr(path.size() - 4) == ".png";
-  std::ofstream d(data), g(script);
-  if (!d || !g) return NotFound("cannot write '" + data + "'");
+  if (panels.size() > 64)
+    return InvalidInput("--plot: " + std::to_string(panels.size()) +
+                        " panels (model x precision); at most 64 fit one picture");
   const int n = int(panels.size());
   const int cols = n > 1 ? 2 : 1, rows = (n + cols - 1) / cols;
-  g << "set terminal " << (png ? "pngcairo" : "svg") << " size " << 560 * cols << "," << 380 * rows
-    << (png ? "" : " dynamic") << "\nset output '" << path << "'\n";
+  std::ostringstream d, g;
+  d.precision(9);
   g << "set multiplot layout " << rows << "," << cols << "\nset logscale xy 2\nset grid\n"
     << "set key top left font ',8' noenhanced\nset xlabel 'batch'\nset ylabel 'ms'\n";
+  const std::string data = std::string("'") + kGnuplotData + "'";
   int block = 0;
   for (const auto& [title, fws] : panels) {
-    g << "set title '" << title << ": measured median, p10-p90 bars; predicted line, interval shaded' "
-      << "font ',8' noenhanced\n";
+    g << "set title "
+      << GnuplotString(title + ": measured median, p10-p90 bars; predicted line, interval shaded")
+      << " font ',8' noenhanced\n";
     std::string plot = "plot ";
     int color = 1;
     for (const auto& [fw, pts] : fws) {
@@ -105,21 +106,16 @@ Status PlotValidation(const ValidationReport& r, const std::string& path) {
       d << "\n\n";
       const std::string idx = std::to_string(block++), c = std::to_string(color++);
       if (plot.size() > 5) plot += ", ";
-      plot += "'" + data + "' index " + idx + " using 1:6:7 with filledcurves lc " + c +
+      plot += data + " index " + idx + " using 1:6:7 with filledcurves lc " + c +
               " fs transparent solid 0.15 notitle, '' index " + idx + " using 1:5 with lines lc " + c +
-              " lw 2 title '" + fw + " predicted', '' index " + idx + " using 1:2:3:4 with yerrorbars lc " +
-              c + " pt 7 ps 0.6 title '" + fw + " measured'";
+              " lw 2 title " + GnuplotString(fw + " predicted") + ", '' index " + idx +
+              " using 1:2:3:4 with yerrorbars lc " + c + " pt 7 ps 0.6 title " +
+              GnuplotString(fw + " measured");
     }
     g << plot << "\n";
   }
   g << "unset multiplot\n";
-  g.close();
-  d.close();
-  if (std::system(("gnuplot '" + script + "' 2>&1").c_str()) != 0)
-    return Unsupported("gnuplot failed or is not installed (apt-get install gnuplot-nox); data in " + data);
-  std::remove(script.c_str());
-  std::remove(data.c_str());
-  return Status::Ok();
+  return RunGnuplot(g.str(), d.str(), path, PlotSize{560 * cols, 380 * rows});
 }
 
 // Leave-one-model-out: each model's rows are predicted with framework costs refined on the
@@ -201,6 +197,24 @@ int RunValidate(const ValidateOptions& o) {
   if (!o.worker.empty()) return RunValidateWorker(o);
   if (o.format != "table" && o.format != "json" && o.format != "csv")
     return ReportError("validate", InvalidInput("--format must be table, json or csv"));
+  // Outputs: never a directory, never one of the files read, never each other.
+  std::vector<std::string> inputs = o.models;
+  for (const auto* list : {&o.measured, &o.traces, &o.prior})
+    inputs.insert(inputs.end(), list->begin(), list->end());
+  inputs.push_back(o.meta);
+  inputs.push_back(o.profile);
+  const std::vector<std::pair<const char*, const std::string*>> outputs = {
+      {"-o", &o.output}, {"--refined-profile", &o.refined_profile}, {"--plot", &o.plot}};
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const auto& [flag, path] = outputs[i];
+    if (path->empty()) continue;
+    Status s = RefuseOutputOverInputs(flag, *path, inputs);
+    if (!s.ok()) return ReportError("validate", s);
+    for (size_t k = 0; k < i; ++k)
+      if (!outputs[k].second->empty() && SamePath(*outputs[k].second, *path))
+        return ReportError("validate", InvalidInput(std::string(flag) + " '" + *path + "' is also given to " +
+                                                    outputs[k].first + "; give each output its own file"));
+  }
   json measured = {{"rows", json::array()}};
   if (!o.models.empty()) {
     if (o.output.empty())
@@ -269,6 +283,7 @@ int RunValidate(const ValidateOptions& o) {
                                      [](const std::string& l) { std::cerr << "[validate] " << l << "\n"; }, &w);
     RemoveTempDir(dir);
     if (!s.ok()) return ReportError("validate", s);
+    if (!w.first_error().ok()) return ReportError("validate", w.first_error());
     w.Set("finished", UtcNow());
     measured = w.doc();
     if (measured["rows"].empty()) {
@@ -303,16 +318,21 @@ int RunValidate(const ValidateOptions& o) {
     measured["rows"].push_back(row.value());
   }
   for (const std::string& path : o.measured) {
-    std::ifstream in(path);
-    if (!in) return ReportError("validate", NotFound("cannot open measurements '" + path + "'"));
+    Expected<std::string> text = ReadRegularFile(path, "measurements");
+    if (!text.ok()) return ReportError("validate", text.status());
     json j;
     try {
-      in >> j;
+      j = json::parse(text.value());
     } catch (const std::exception& e) {
       return ReportError("validate", InvalidInput("'" + path + "' is not valid JSON: " + e.what()));
     }
-    if (!j.contains("rows") || !j["rows"].is_array())
+    if (!j.is_object() || !j.contains("rows") || !j["rows"].is_array())
       return ReportError("validate", InvalidInput("'" + path + "': missing array 'rows'"));
+    // Each row's values are checked before anything is predicted from it.
+    for (size_t i = 0; i < j["rows"].size(); ++i) {
+      Status s = CheckMeasuredRow(j["rows"][i]);
+      if (!s.ok()) return ReportError("validate", s.WithContext("'" + path + "' rows[" + std::to_string(i) + "]"));
+    }
     for (auto& r : j["rows"]) measured["rows"].push_back(r);
   }
   if (o.profile.empty()) {
@@ -333,9 +353,8 @@ int RunValidate(const ValidateOptions& o) {
     json extra = json::object();
     if (!o.refine_models.empty()) extra["refined_on_models"] = o.refine_models;
     RecordRefinement(rr, sources, extra, &refined.value());
-    std::ofstream out(o.refined_profile);
-    if (!out) return ReportError("validate", NotFound("cannot write '" + o.refined_profile + "'"));
-    out << HostProfileToJson(refined.value()).dump(1) << "\n";
+    Status written = WriteFileAtomic(o.refined_profile, HostProfileToJson(refined.value()).dump(1) + "\n");
+    if (!written.ok()) return ReportError("validate", written);
     for (const auto& e : rr.frameworks)
       std::cerr << "refined " << e.framework
                 << (e.framework == "cuda-graph" ? ": per-node costs x" : ": dispatch costs x")
@@ -372,10 +391,17 @@ int RunValidate(const ValidateOptions& o) {
                                        ? CompareLeaveOneModelOut(measured, profile.value(), copt)
                                        : CompareMeasurements(measured, profile.value(), copt);
   if (!rep.ok()) return ReportError("validate", rep.status());
+  if (rep->rows.empty()) {
+    std::string why = measured["rows"].empty() ? "there are no measured rows"
+                                                : "every one of the " + std::to_string(measured["rows"].size()) +
+                                                      " measured rows was skipped";
+    if (!rep->skipped.empty()) why += " (first: " + rep->skipped.front() + ")";
+    return ReportError("validate", InvalidInput("nothing to compare: " + why));
+  }
   if (!prior_note.empty()) rep->notes.insert(rep->notes.begin(), prior_note);
   if (!o.output.empty() && o.models.empty()) {
-    std::ofstream out(o.output);
-    out << ValidationReportToJson(rep.value()).dump(1) << "\n";
+    Status written = WriteFileAtomic(o.output, ValidationReportToJson(rep.value()).dump(1) + "\n");
+    if (!written.ok()) return ReportError("validate", written);
   }
   PrintReport(rep.value(), o.format);
   if (!o.plot.empty()) {

@@ -21,6 +21,7 @@ enum class ErrorCode {
   kNotFound,       // a path or a named entity does not exist
   kUnsupported,    // valid, but ftax does not handle it
   kInternal,       // a bug in ftax
+  kIoError,        // the job ran, but a file could not be written (disk full, no permission)
 };
 
 class Status {
@@ -48,6 +49,7 @@ inline Status InvalidInput(std::string m) { return Status(ErrorCode::kInvalidInp
 inline Status NotFound(std::string m) { return Status(ErrorCode::kNotFound, std::move(m)); }
 inline Status Unsupported(std::string m) { return Status(ErrorCode::kUnsupported, std::move(m)); }
 inline Status Internal(std::string m) { return Status(ErrorCode::kInternal, std::move(m)); }
+inline Status IoError(std::string m) { return Status(ErrorCode::kIoError, std::move(m)); }
 
 // A value or the Status that explains why there is none.
 template <typename T>

@@ -34,6 +34,37 @@ double TensorBytes(const TensorInfo* t) {
   return n ? static_cast<double>(*n) * DTypeSize(t->dtype) : 0;
 }
 
+// Saturating int64 arithmetic: a count that does not fit stops at the largest int64 instead
+// of wrapping to a negative number.
+constexpr int64_t kMaxCount = std::numeric_limits<int64_t>::max();
+
+int64_t SatAdd(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) return b > 0 ? kMaxCount : std::numeric_limits<int64_t>::min();
+  return r;
+}
+
+// A repeat count (a product of trip counts, a double) as an int64 count, saturating.
+int64_t CountOf(double rep) {
+  if (!(rep > 0)) return 0;
+  if (rep >= 9.2e18) return kMaxCount;
+  return static_cast<int64_t>(std::llround(rep));
+}
+
+// Depths of the tensors of one graph, with the enclosing graphs' behind it: a body reads
+// the tensors of every graph around it. A chain of pointers, so nothing is copied per op.
+struct DepthScope {
+  const std::unordered_map<std::string, int64_t>* depth;
+  const DepthScope* parent;
+  int64_t Lookup(const std::string& name) const {
+    for (const DepthScope* s = this; s; s = s->parent) {
+      auto it = s->depth->find(name);
+      if (it != s->depth->end()) return it->second;
+    }
+    return 0;
+  }
+};
+
 class StatsWalker {
  public:
   StatsWalker(const StatsOptions& options, GraphStats* out)
@@ -43,39 +74,53 @@ class StatsWalker {
 
   // Walks one graph; returns the depth (work ops on the longest path) of its deepest op.
   // `outer` holds the depths of enclosing tensors a body may read (nullptr at the top).
-  Expected<int64_t> Walk(const Graph& g, int level,
-                         const std::unordered_map<std::string, int64_t>* outer = nullptr) {
+  // Every graph and body is walked exactly once, so the work is linear in the model's size.
+  Expected<int64_t> Walk(const Graph& g, int level, const DepthScope* outer = nullptr) {
     if (level > 64) return InvalidInput("subgraphs nested too deep");
     CountWeights(g);
     std::unordered_map<std::string, int64_t> depth;
-    auto lookup = [&](const std::string& name) -> int64_t {
-      auto it = depth.find(name);
-      if (it != depth.end()) return it->second;
-      if (outer) {
-        auto o = outer->find(name);
-        if (o != outer->end()) return o->second;
-      }
-      return 0;
-    };
+    const DepthScope scope{&depth, outer};
     int64_t max_depth = 0;
     for (const Op& op : g.ops) {
       int64_t in_depth = 0;
       for (const std::string& in : op.inputs)
-        if (!in.empty()) in_depth = std::max(in_depth, lookup(in));
-      // Bodies see this graph's depths and the enclosing ones.
-      std::unordered_map<std::string, int64_t> visible;
-      bool control = !ControlBodies(op).empty();
-      if (control) {
-        if (outer) visible = *outer;
-        for (const auto& [k, v] : depth) visible[k] = v;
-      }
-      Expected<int64_t> d = CountOp(g, op, level, in_depth, control ? &visible : nullptr);
+        if (!in.empty()) in_depth = std::max(in_depth, scope.Lookup(in));
+      Expected<int64_t> d = CountOp(g, op, level, in_depth, &scope);
       if (!d.ok()) return d.status();
       for (const std::string& o : op.outputs)
         if (!o.empty()) depth[o] = d.value();
       max_depth = std::max(max_depth, d.value());
     }
     return max_depth;
+  }
+
+  // Adds everything `other` counted (a branch walked on its own) to this walker.
+  void Merge(StatsWalker& other) {
+    const StatsTotals& t = other.out_->totals;
+    StatsTotals& m = out_->totals;
+    m.macs += t.macs;
+    m.flops += t.flops;
+    m.params = SatAdd(m.params, t.params);
+    m.ops = SatAdd(m.ops, t.ops);
+    m.work_ops = SatAdd(m.work_ops, t.work_ops);
+    m.weight_bytes += t.weight_bytes;
+    m.activation_bytes += t.activation_bytes;
+    out_->uncounted_ops = SatAdd(out_->uncounted_ops, other.out_->uncounted_ops);
+    for (NodeStats& n : other.out_->nodes) out_->nodes.push_back(std::move(n));
+    for (std::string& w : other.out_->warnings) out_->warnings.push_back(std::move(w));
+    for (auto& [type, s] : other.by_type_) {
+      OpTypeStats& ts = by_type_[type];
+      ts.op_type = type;
+      ts.count = SatAdd(ts.count, s.count);
+      ts.work_ops = SatAdd(ts.work_ops, s.work_ops);
+      ts.macs += s.macs;
+      ts.flops += s.flops;
+      ts.bytes += s.bytes;
+    }
+    unknown_.insert(other.unknown_.begin(), other.unknown_.end());
+    symbols_.insert(other.symbols_.begin(), other.symbols_.end());
+    uncounted_.insert(uncounted_.end(), other.uncounted_.begin(), other.uncounted_.end());
+    saturated_ = saturated_ || other.saturated_;
   }
 
   void Finish() {
@@ -104,6 +149,11 @@ class StatsWalker {
     if (uncounted_.size() > kMaxListed)
       out_->warnings.push_back("... and " + std::to_string(uncounted_.size() - kMaxListed) +
                                " more nodes not counted");
+    const StatsTotals& t = out_->totals;
+    saturated_ = saturated_ || t.ops == kMaxCount || t.work_ops == kMaxCount || t.params == kMaxCount;
+    if (saturated_)
+      out_->warnings.push_back("counts exceed the int64 range (Loop trip counts multiply); "
+                               "they stop at " + std::to_string(kMaxCount));
   }
 
  private:
@@ -132,7 +182,7 @@ class StatsWalker {
       if (!t.is_initializer || t.outer_scope || !used.count(name)) continue;
       std::optional<int64_t> n = t.has_shape ? NumElements(t.shape) : std::nullopt;
       if (!n) continue;
-      if (IsWeightDType(t.dtype) && !t.is_buffer) out_->totals.params += *n;
+      if (IsWeightDType(t.dtype) && !t.is_buffer) out_->totals.params = SatAdd(out_->totals.params, *n);
       out_->totals.weight_bytes += static_cast<double>(*n) * DTypeSize(t.dtype);
     }
     // Constant nodes holding weights (some exporters write them instead of initializers).
@@ -142,7 +192,7 @@ class StatsWalker {
       if (!a || !a->tensor || !IsWeightDType(a->tensor->dtype)) continue;
       std::optional<int64_t> n = NumElements(a->tensor->shape);
       if (!n || *n < 2) continue;  // scalars are not parameters
-      out_->totals.params += *n;
+      out_->totals.params = SatAdd(out_->totals.params, *n);
       out_->totals.weight_bytes += static_cast<double>(*n) * DTypeSize(a->tensor->dtype);
     }
   }
@@ -160,7 +210,7 @@ class StatsWalker {
 
   // Counts a control-flow op's body; returns its depth contribution.
   Expected<int64_t> CountControlFlow(const Graph& g, const Op& op, int level, int64_t in_depth,
-                                     const std::unordered_map<std::string, int64_t>* visible) {
+                                     const DepthScope* visible) {
     auto branch = [&](const char* key) -> const Graph* {
       const Attribute* a = op.FindAttr(key);
       return a && a->graph ? a->graph.get() : nullptr;
@@ -173,21 +223,20 @@ class StatsWalker {
       if (cond && cond->int_values && cond->int_values->size() == 1) {
         chosen = (*cond->int_values)[0] ? then_g : else_g;
       } else if (then_g && else_g) {
-        // Count each branch separately, keep the costlier one.
+        // Each branch is walked once, on its own; the costlier one is merged in.
         GraphStats a, b;
-        StatsOptions quiet = options_;
-        quiet.per_node = false;
-        StatsWalker wa(quiet, &a), wb(quiet, &b);
-        Expected<int64_t> da = wa.Walk(*then_g, level + 1);
-        Expected<int64_t> db = wb.Walk(*else_g, level + 1);
+        StatsWalker wa(options_, &a), wb(options_, &b);
+        Expected<int64_t> da = wa.Walk(*then_g, level + 1, visible);
         if (!da.ok()) return da.status();
+        Expected<int64_t> db = wb.Walk(*else_g, level + 1, visible);
         if (!db.ok()) return db.status();
-        bool then_costlier = a.totals.flops != b.totals.flops ? a.totals.flops > b.totals.flops
-                                                               : a.totals.ops >= b.totals.ops;
-        chosen = then_costlier ? then_g : else_g;
+        const bool then_costlier = a.totals.flops != b.totals.flops ? a.totals.flops > b.totals.flops
+                                                                     : a.totals.ops >= b.totals.ops;
         out_->warnings.push_back("If node '" + op.name + "': condition is not a constant; counted "
                                  "the costlier branch (" +
                                  (then_costlier ? "then_branch" : "else_branch") + ")");
+        Merge(then_costlier ? wa : wb);
+        return then_costlier ? da.value() : db.value();
       } else {
         chosen = then_g ? then_g : else_g;
       }
@@ -197,27 +246,28 @@ class StatsWalker {
     const Graph* body = branch("body");
     if (!body) return int64_t{0};
     const Attribute* applied = op.FindAttr("ftax_repeat_applied");
-    int64_t trips = applied ? applied->i : 1;
     if (!applied)
       out_->warnings.push_back(op.type + " node '" + op.name +
                                "': trip count is not a constant; its body is counted once");
-    (void)trips;  // body ops already carry the trip count in their `repeat`
+    // Body ops already carry the trip count in their `repeat` (0 trips: counted as 0).
     // A body reads its carried state as its own inputs: its chain starts at the op's inputs.
     Expected<int64_t> d = Walk(*body, level + 1);
     if (!d.ok()) return d.status();
-    return in_depth + d.value();
+    return SatAdd(in_depth, d.value());
   }
 
   // Counts one op; returns the depth of its outputs.
   Expected<int64_t> CountOp(const Graph& g, const Op& op, int level, int64_t in_depth,
-                            const std::unordered_map<std::string, int64_t>* visible) {
+                            const DepthScope* visible) {
     const std::string type = QualifiedType(op);
     OpTypeStats& ts = by_type_[type];
     ts.op_type = type;
-    double rep = op.repeat > 0 ? op.repeat : 1;
-    int64_t rep_i = static_cast<int64_t>(std::llround(rep));
-    ts.count += rep_i;
-    out_->totals.ops += rep_i;
+    // repeat: 1, a product of trip counts, or 0 inside a Loop that runs no trip.
+    const double rep = op.repeat >= 0 && std::isfinite(op.repeat) ? op.repeat : 1;
+    const int64_t rep_i = CountOf(rep);
+    if (rep >= 9.2e18) saturated_ = true;
+    ts.count = SatAdd(ts.count, rep_i);
+    out_->totals.ops = SatAdd(out_->totals.ops, rep_i);
 
     bool control = (op.domain.empty() || op.domain == "ai.onnx") &&
                    (op.type == "If" || op.type == "Loop" || op.type == "Scan");
@@ -252,7 +302,7 @@ class StatsWalker {
     } else {
       const Status& s = cost.status();
       ns.counted = false;
-      out_->uncounted_ops += rep_i;
+      out_->uncounted_ops = SatAdd(out_->uncounted_ops, rep_i);
       if (s.code() == ErrorCode::kUnsupported) {
         unknown_.insert(type);
         ns.launches_work = true;  // assume an unknown op does some work
@@ -265,9 +315,9 @@ class StatsWalker {
       }
     }
     if (ns.launches_work) {
-      ts.work_ops += rep_i;
-      out_->totals.work_ops += rep_i;
-      depth_add = std::max<int64_t>(rep_i, 1);
+      ts.work_ops = SatAdd(ts.work_ops, rep_i);
+      out_->totals.work_ops = SatAdd(out_->totals.work_ops, rep_i);
+      depth_add = rep_i;
     }
     ts.macs += ns.macs;
     ts.flops += ns.flops;
@@ -275,9 +325,10 @@ class StatsWalker {
     out_->totals.macs += ns.macs;
     out_->totals.flops += ns.flops;
     if (options_.per_node) out_->nodes.push_back(ns);
-    int64_t depth_out = in_depth + depth_add;
+    int64_t depth_out = SatAdd(in_depth, depth_add);
     if (control) {
-      Expected<int64_t> d = CountControlFlow(g, op, level, in_depth, visible);
+      const bool has_body = !ControlBodies(op).empty();
+      Expected<int64_t> d = CountControlFlow(g, op, level, in_depth, has_body ? visible : nullptr);
       if (!d.ok()) return d.status();
       depth_out = std::max(depth_out, d.value());
     }
@@ -291,6 +342,7 @@ class StatsWalker {
   std::set<std::string> unknown_;
   std::set<std::string> symbols_;
   std::vector<std::string> uncounted_;
+  bool saturated_ = false;
 };
 
 TensorSummary Summarize(const Graph& g, const std::string& name) {

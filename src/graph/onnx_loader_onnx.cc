@@ -786,16 +786,18 @@ Expected<Graph> LoadOnnxBuffer(const void* data, size_t size, const std::string&
 Expected<Graph> LoadOnnxFile(const std::string& path, const OnnxLoadOptions& options) {
   Status v = options.Validate();
   if (!v.ok()) return v;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO is refused below instead of waiting for a writer.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     int err = errno;
     if (err == ENOENT) return NotFound(path + ": no such file");
     return InvalidInput(path + ": cannot open: " + std::strerror(err));
   }
-  struct stat st;
+  struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    return InvalidInput(path + ": not a regular file");
+    return InvalidInput(path + (S_ISDIR(st.st_mode) ? ": is a directory, not a model file"
+                                                    : ": not a regular file (a FIFO, socket or device)"));
   }
   size_t size = static_cast<size_t>(st.st_size);
   if (size == 0) {

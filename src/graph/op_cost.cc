@@ -202,8 +202,10 @@ Expected<OpCost> ConvCost(const Graph& g, const Op& op) {
   size_t w_index = op.type == "QLinearConv" ? 3 : 1;
   TRY_ASSIGN(w, x.InShape(w_index));
   TRY_ASSIGN(out, x.OutElems(0));
-  if (w->empty() || (*w)[0].value == 0) return InvalidInput(x.Node() + ": weight has no output channels");
-  double per_output = static_cast<double>(*NumElements(*w)) / static_cast<double>((*w)[0].value);
+  if (w->empty() || (*w)[0].value <= 0) return InvalidInput(x.Node() + ": weight has no output channels");
+  const std::optional<int64_t> w_elems = NumElements(*w);
+  if (!w_elems) return InvalidInput(x.Node() + ": weight " + ShapeToString(*w) + " is not concrete or too large");
+  double per_output = static_cast<double>(*w_elems) / static_cast<double>((*w)[0].value);
   c.macs = out * per_output;
   c.flops = 2 * c.macs + (op.type == "Conv" && x.In(2) ? out : 0);
   return c;
@@ -217,8 +219,10 @@ Expected<OpCost> ConvTransposeCost(const Graph& g, const Op& op) {
   TRY_ASSIGN(w, x.InShape(1));
   TRY_ASSIGN(in, x.InElems(0));
   TRY_ASSIGN(out, x.OutElems(0));
-  if (w->empty() || (*w)[0].value == 0) return InvalidInput(x.Node() + ": weight has no input channels");
-  double per_input = static_cast<double>(*NumElements(*w)) / static_cast<double>((*w)[0].value);
+  if (w->empty() || (*w)[0].value <= 0) return InvalidInput(x.Node() + ": weight has no input channels");
+  const std::optional<int64_t> w_elems = NumElements(*w);
+  if (!w_elems) return InvalidInput(x.Node() + ": weight " + ShapeToString(*w) + " is not concrete or too large");
+  double per_input = static_cast<double>(*w_elems) / static_cast<double>((*w)[0].value);
   c.macs = in * per_input;
   c.flops = 2 * c.macs + (x.In(2) ? out : 0);
   return c;

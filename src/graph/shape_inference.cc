@@ -26,11 +26,26 @@ struct Scope {
 
 bool Concrete(const TensorInfo& t) { return t.has_shape && NumElements(t.shape).has_value(); }
 
+// Checked int64 arithmetic: false on overflow (the caller refuses or leaves the dim unknown).
+bool CheckedAdd(int64_t a, int64_t b, int64_t* out) { return !__builtin_add_overflow(a, b, out); }
+bool CheckedSub(int64_t a, int64_t b, int64_t* out) { return !__builtin_sub_overflow(a, b, out); }
+bool CheckedMul(int64_t a, int64_t b, int64_t* out) { return !__builtin_mul_overflow(a, b, out); }
+
+// A double as an int64 when it is finite and in range (a cast of anything else is undefined).
+std::optional<int64_t> ToInt64(double v) {
+  if (!std::isfinite(v) || v < -9.2e18 || v > 9.2e18) return std::nullopt;
+  return static_cast<int64_t>(v);
+}
+
+// The largest rank ftax accepts for a tensor whose rank comes from a shape input's length.
+constexpr int64_t kMaxRank = 1024;
+
 // Checked arithmetic on dims: an overflow gives an unknown dim instead of a wrong one.
 Dim MulDim(const Dim& a, const Dim& b) {
   if (a.known() && b.known()) {
-    if (a.value != 0 && b.value > std::numeric_limits<int64_t>::max() / a.value) return Dim{};
-    return Dim::Known(a.value * b.value);
+    int64_t r;
+    if (!CheckedMul(a.value, b.value, &r) || r < 0) return Dim{};
+    return Dim::Known(r);
   }
   if (a.known() && a.value == 1) return b;
   if (b.known() && b.value == 1) return a;
@@ -43,6 +58,14 @@ struct InferCtx {
   const Scope& scope;
   int64_t opset;
   const ShapeInferenceOptions& options;
+  // Set by Bad(): the node itself is invalid (an attribute or input that no runtime accepts),
+  // which is always reported, not only when an output shape stays unknown.
+  bool malformed = false;
+
+  Status Bad(const std::string& m) {
+    malformed = true;
+    return InvalidInput(m);
+  }
 
   const TensorInfo* In(size_t i) const {
     if (i >= op.inputs.size() || op.inputs[i].empty()) return nullptr;
@@ -156,24 +179,31 @@ Shape ShapeFromValues(const std::vector<int64_t>& v) {
   return s;
 }
 
-int64_t CeilDiv(int64_t a, int64_t b) { return b == 0 ? 0 : (a + b - 1) / b; }
+// Ceiling of a / b for a >= 0, b > 0, without the overflow of (a + b - 1) / b.
+int64_t CeilDiv(int64_t a, int64_t b) { return b <= 0 ? 0 : a / b + (a % b != 0 ? 1 : 0); }
 
-// Output size of a sliding window (Conv, pooling) along one spatial dim.
-Dim WindowOut(const Dim& in, int64_t k, int64_t stride, int64_t dil, int64_t pad_total,
-              const std::string& auto_pad, bool ceil_mode) {
+// Output size of a sliding window (Conv, pooling) along one spatial dim; stride, dilation and
+// kernel are > 0 and pads >= 0 (checked by InferWindow). Errors: a window larger than the
+// padded input, and sizes that overflow int64.
+Expected<Dim> WindowOut(const Dim& in, int64_t k, int64_t stride, int64_t dil, int64_t pad_total,
+                        const std::string& auto_pad, bool ceil_mode) {
+  int64_t eff;
+  if (!CheckedMul(dil, k - 1, &eff) || !CheckedAdd(eff, 1, &eff))
+    return InvalidInput("dilated kernel size overflows");
   if (!in.known()) return Dim{};
-  if (stride <= 0) stride = 1;
-  int64_t eff = dil * (k - 1) + 1;
   if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") return Dim::Known(CeilDiv(in.value, stride));
-  if (auto_pad == "VALID") {
-    int64_t v = in.value - eff;
-    return Dim::Known(v < 0 ? 0 : v / stride + 1);
-  }
-  int64_t num = in.value + pad_total - eff;
-  if (num < 0) return Dim::Known(0);
+  int64_t padded = in.value;
+  if (auto_pad != "VALID" && !CheckedAdd(in.value, pad_total, &padded))
+    return InvalidInput("padded input size overflows");
+  if (padded < eff)
+    return InvalidInput("kernel (" + std::to_string(eff) + " with dilation) is larger than the " +
+                        (auto_pad == "VALID" ? "input (" : "padded input (") + std::to_string(padded) + ")");
+  const int64_t num = padded - eff;
+  if (auto_pad == "VALID") return Dim::Known(num / stride + 1);
   int64_t out = (ceil_mode ? CeilDiv(num, stride) : num / stride) + 1;
-  // A window that starts in the right padding is dropped (ceil_mode, as in PyTorch/ORT).
-  if (ceil_mode && (out - 1) * stride >= in.value + pad_total / 2) --out;
+  // A window that starts in the right padding is dropped (ceil_mode, as in PyTorch/ORT):
+  // (out - 1) * stride >= in + pad_total / 2, without the product.
+  if (ceil_mode && (out - 1) > (in.value + pad_total / 2 - 1) / stride) --out;
   return Dim::Known(out);
 }
 
@@ -181,20 +211,38 @@ Status InferWindow(InferCtx& c, const Shape& x, int64_t out_channels, const std:
                    bool ceil_mode, Shape* out) {
   size_t nsp = x.size() - 2;
   if (kernel.size() != nsp)
-    return InvalidInput("kernel has " + std::to_string(kernel.size()) + " dims, input has " +
-                        std::to_string(nsp) + " spatial dims");
+    return c.Bad("kernel has " + std::to_string(kernel.size()) + " dims, input has " +
+                 std::to_string(nsp) + " spatial dims");
   std::vector<int64_t> strides = c.op.IntsAttr("strides");
   std::vector<int64_t> dil = c.op.IntsAttr("dilations");
   std::vector<int64_t> pads = c.op.IntsAttr("pads");
   std::string auto_pad = c.op.StringAttr("auto_pad", "NOTSET");
+  if (!strides.empty() && strides.size() != nsp)
+    return c.Bad("strides has " + std::to_string(strides.size()) + " values for " + std::to_string(nsp) + " spatial dims");
+  if (!dil.empty() && dil.size() != nsp)
+    return c.Bad("dilations has " + std::to_string(dil.size()) + " values for " + std::to_string(nsp) + " spatial dims");
+  if (!pads.empty() && pads.size() != 2 * nsp)
+    return c.Bad("pads has " + std::to_string(pads.size()) + " values for " + std::to_string(nsp) + " spatial dims (needs " +
+                 std::to_string(2 * nsp) + ")");
+  for (int64_t k : kernel)
+    if (k <= 0) return c.Bad("kernel_shape " + std::to_string(k) + " must be > 0");
+  for (int64_t v : strides)
+    if (v <= 0) return c.Bad("stride " + std::to_string(v) + " must be > 0");
+  for (int64_t v : dil)
+    if (v <= 0) return c.Bad("dilation " + std::to_string(v) + " must be > 0");
+  for (int64_t v : pads)
+    if (v < 0) return c.Bad("pad " + std::to_string(v) + " must be >= 0");
   out->clear();
   out->push_back(x[0]);
   out->push_back(out_channels >= 0 ? Dim::Known(out_channels) : x[1]);
   for (size_t k = 0; k < nsp; ++k) {
     int64_t s = k < strides.size() ? strides[k] : 1;
     int64_t d = k < dil.size() ? dil[k] : 1;
-    int64_t p = (k < pads.size() ? pads[k] : 0) + (k + nsp < pads.size() ? pads[k + nsp] : 0);
-    out->push_back(WindowOut(x[k + 2], kernel[k], s, d, p, auto_pad, ceil_mode));
+    int64_t p = 0;
+    if (k < pads.size() && !CheckedAdd(pads[k], pads[k + nsp], &p)) return c.Bad("pads overflow");
+    Expected<Dim> o = WindowOut(x[k + 2], kernel[k], s, d, p, auto_pad, ceil_mode);
+    if (!o.ok()) return c.Bad("spatial dim " + std::to_string(k) + ": " + o.status().message());
+    out->push_back(o.value());
   }
   return Status::Ok();
 }
@@ -209,9 +257,12 @@ Status SameAsInput(InferCtx& c) {
   c.Set(0, c.T(0), c.S(0));
   if (const std::vector<int64_t>* v = c.V(0)) {  // fold the few unary ops shapes use
     std::vector<int64_t> r = *v;
-    if (c.op.type == "Neg") for (auto& x : r) x = -x;
-    else if (c.op.type == "Abs") for (auto& x : r) x = x < 0 ? -x : x;
-    else if (c.op.type != "Identity") return Status::Ok();
+    if (c.op.type != "Neg" && c.op.type != "Abs" && c.op.type != "Identity") return Status::Ok();
+    for (auto& x : r) {
+      if (c.op.type == "Identity" || (c.op.type == "Abs" && x >= 0)) continue;
+      if (x == std::numeric_limits<int64_t>::min()) return Status::Ok();  // -x overflows: not folded
+      x = -x;
+    }
     c.SetValues(0, r);
   }
   if (c.op.type == "Identity" && c.F(0)) c.SetFloats(0, *c.F(0));
@@ -264,17 +315,14 @@ Status SameAsInputBool(InferCtx& c) {
 
 int64_t FoldBinary(const std::string& type, int64_t a, int64_t b, bool* ok) {
   *ok = true;
-  if (type == "Add") return a + b;
-  if (type == "Sub") return a - b;
-  if (type == "Mul") return a * b;
-  if (type == "Div") {
-    if (b == 0) { *ok = false; return 0; }
-    int64_t q = a / b;
-    return q;
-  }
-  if (type == "Mod") {
-    if (b == 0) { *ok = false; return 0; }
-    return a % b;
+  int64_t r = 0;
+  // An overflow is not folded (the value stays unknown), never wrapped.
+  if (type == "Add") { *ok = CheckedAdd(a, b, &r); return r; }
+  if (type == "Sub") { *ok = CheckedSub(a, b, &r); return r; }
+  if (type == "Mul") { *ok = CheckedMul(a, b, &r); return r; }
+  if (type == "Div" || type == "Mod") {
+    if (b == 0 || (b == -1 && a == std::numeric_limits<int64_t>::min())) { *ok = false; return 0; }
+    return type == "Div" ? a / b : a % b;
   }
   if (type == "Max") return std::max(a, b);
   if (type == "Min") return std::min(a, b);
@@ -383,12 +431,25 @@ Status Conv(InferCtx& c) {
   if (x.size() < 3 || w.size() != x.size())
     return InvalidInput("input " + ShapeToString(x) + " and weight " + ShapeToString(w) +
                         " ranks do not match");
+  const int64_t group = c.op.IntAttr("group", 1);
+  if (group < 1) return c.Bad("group " + std::to_string(group) + " must be >= 1");
+  int64_t c_in;
+  if (w[1].known() && x[1].known() && (!CheckedMul(w[1].value, group, &c_in) || c_in != x[1].value))
+    return c.Bad("input has " + std::to_string(x[1].value) + " channels; weight " + ShapeToString(w) +
+                 " with group " + std::to_string(group) + " needs " + std::to_string(w[1].value) + " x " +
+                 std::to_string(group));
+  if (w[0].known() && w[0].value % group != 0)
+    return c.Bad(std::to_string(w[0].value) + " output channels do not split into group " + std::to_string(group));
   std::vector<int64_t> kernel = c.op.IntsAttr("kernel_shape");
   if (kernel.empty()) {
     for (size_t k = 2; k < w.size(); ++k) {
       if (!w[k].known()) return InvalidInput("weight has unknown kernel dims");
       kernel.push_back(w[k].value);
     }
+  } else if (kernel.size() == w.size() - 2) {
+    for (size_t k = 2; k < w.size(); ++k)
+      if (w[k].known() && w[k].value != kernel[k - 2])
+        return c.Bad("kernel_shape differs from the weight " + ShapeToString(w));
   }
   Shape out;
   Status s = InferWindow(c, x, w[0].known() ? w[0].value : -1, kernel, false, &out);
@@ -402,9 +463,10 @@ Status Conv(InferCtx& c) {
 Status ConvTranspose(InferCtx& c) {
   NEED(0); NEED(1);
   const Shape &x = c.S(0), &w = c.S(1);
-  if (x.size() < 3 || w.size() != x.size()) return InvalidInput("input/weight ranks differ");
+  if (x.size() < 3 || w.size() != x.size()) return c.Bad("input/weight ranks differ");
   size_t nsp = x.size() - 2;
   int64_t group = c.op.IntAttr("group", 1);
+  if (group < 1) return c.Bad("group " + std::to_string(group) + " must be >= 1");
   Shape out = {x[0], MulDim(w[1], Dim::Known(group))};
   std::vector<int64_t> out_shape = c.op.IntsAttr("output_shape");
   std::vector<int64_t> kernel = c.op.IntsAttr("kernel_shape");
@@ -413,6 +475,12 @@ Status ConvTranspose(InferCtx& c) {
   std::vector<int64_t> pads = c.op.IntsAttr("pads");
   std::vector<int64_t> opad = c.op.IntsAttr("output_padding");
   std::string auto_pad = c.op.StringAttr("auto_pad", "NOTSET");
+  for (const auto* v : {&strides, &dil, &kernel})
+    for (int64_t e : *v)
+      if (e <= 0) return c.Bad("strides, dilations and kernel_shape must be > 0, got " + std::to_string(e));
+  for (const auto* v : {&pads, &opad, &out_shape})
+    for (int64_t e : *v)
+      if (e < 0) return c.Bad("pads, output_padding and output_shape must be >= 0, got " + std::to_string(e));
   for (size_t k = 0; k < nsp; ++k) {
     if (out_shape.size() == nsp) {
       out.push_back(Dim::Known(out_shape[k]));
@@ -427,12 +495,20 @@ Status ConvTranspose(InferCtx& c) {
     int64_t s = k < strides.size() ? strides[k] : 1;
     int64_t d = k < dil.size() ? dil[k] : 1;
     int64_t op_ = k < opad.size() ? opad[k] : 0;
+    int64_t v;
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      out.push_back(Dim::Known(in.value * s));
+      if (!CheckedMul(in.value, s, &v)) return c.Bad("output size overflows");
+      out.push_back(Dim::Known(v));
       continue;
     }
-    int64_t p = (k < pads.size() ? pads[k] : 0) + (k + nsp < pads.size() ? pads[k + nsp] : 0);
-    out.push_back(Dim::Known(s * (in.value - 1) + op_ + ((kk - 1) * d + 1) - p));
+    int64_t p = (k < pads.size() ? pads[k] : 0), p2 = (k + nsp < pads.size() ? pads[k + nsp] : 0), eff;
+    // s * (in - 1) + output_padding + ((kernel - 1) * dilation + 1) - pads
+    if (!CheckedMul(s, std::max<int64_t>(in.value - 1, 0), &v) || !CheckedAdd(v, op_, &v) ||
+        !CheckedMul(kk - 1, d, &eff) || !CheckedAdd(v, eff + 1, &v) || !CheckedSub(v, p, &v) ||
+        !CheckedSub(v, p2, &v))
+      return c.Bad("output size overflows");
+    if (v < 0) return c.Bad("pads are larger than the output (" + std::to_string(v) + ")");
+    out.push_back(Dim::Known(v));
   }
   c.Set(0, c.T(0), out);
   return Status::Ok();
@@ -483,6 +559,9 @@ Status Reshape(InferCtx& c) {
   } else {
     const TensorInfo* t = c.In(1);
     if (t && t->has_shape && t->shape.size() == 1 && t->shape[0].known()) {
+      if (t->shape[0].value > kMaxRank)
+        return c.Bad("target shape has " + std::to_string(t->shape[0].value) + " dims (at most " +
+                     std::to_string(kMaxRank) + ")");
       c.Set(0, c.T(0), Shape(t->shape[0].value, Dim{}));  // rank known, dims computed at run time
       return Status::Ok();
     }
@@ -512,7 +591,7 @@ Status Reshape(InferCtx& c) {
     for (size_t k = 0; k < out.size() && known; ++k) {
       if (static_cast<int>(k) == minus_one) continue;
       if (!out[k].known()) known = false;
-      else rest *= out[k].value;
+      else if (!CheckedMul(rest, out[k].value, &rest)) return c.Bad("target shape overflows int64");
     }
     if (known && rest > 0) {
       if (*total % rest != 0)
@@ -526,16 +605,18 @@ Status Reshape(InferCtx& c) {
         if (static_cast<int>(k) != minus_one && out[k].known()) outk.insert(out[k].value);
       int64_t known_in = 1, known_out = 1;
       std::vector<Dim> syms_in;
+      bool fits = true;
       for (const Dim& d : x) {
-        if (d.known()) known_in *= d.value;
+        if (d.known()) fits = fits && CheckedMul(known_in, d.value, &known_in);
         else syms_in.push_back(d);
       }
       bool out_sym = false;
       for (size_t k = 0; k < out.size(); ++k) {
         if (static_cast<int>(k) == minus_one) continue;
-        if (out[k].known()) known_out *= out[k].value;
+        if (out[k].known()) fits = fits && CheckedMul(known_out, out[k].value, &known_out);
         else out_sym = true;
       }
+      if (!fits) return c.Bad("shape size overflows int64");
       if (!out_sym && syms_in.size() == 1 && !syms_in[0].symbol.empty() && known_out > 0 &&
           known_in == known_out)
         out[minus_one] = syms_in[0];
@@ -554,9 +635,12 @@ Status Transpose(InferCtx& c) {
     for (int64_t k = static_cast<int64_t>(x.size()) - 1; k >= 0; --k) perm.push_back(k);
   if (perm.size() != x.size()) return InvalidInput("perm length differs from rank");
   Shape out;
+  std::vector<bool> used(x.size(), false);
   for (int64_t p : perm) {
     p = NormAxis(p, x.size());
-    if (p < 0 || p >= static_cast<int64_t>(x.size())) return BadAxis(p, x.size());
+    if (p < 0 || p >= static_cast<int64_t>(x.size())) return c.Bad(BadAxis(p, x.size()).message());
+    if (used[p]) return c.Bad("perm names axis " + std::to_string(p) + " twice");
+    used[p] = true;
     out.push_back(x[p]);
   }
   c.Set(0, c.T(0), out);
@@ -609,7 +693,10 @@ Status Squeeze(InferCtx& c) {
   }
   for (int64_t a : *axes) {
     a = NormAxis(a, x.size());
-    if (a < 0 || a >= static_cast<int64_t>(x.size())) return BadAxis(a, x.size());
+    if (a < 0 || a >= static_cast<int64_t>(x.size())) return c.Bad(BadAxis(a, x.size()).message());
+    if (x[a].known() && x[a].value != 1)
+      return c.Bad("cannot squeeze axis " + std::to_string(a) + " of size " + std::to_string(x[a].value) +
+                   " (only size 1)");
     drop[a] = true;
   }
   Shape out;
@@ -640,7 +727,10 @@ Status Concat(InferCtx& c) {
     } else {
       if (s.size() != out.size()) return InvalidInput("inputs differ in rank");
       const Dim &a = out[axis], &b = s[axis];
-      out[axis] = a.known() && b.known() ? Dim::Known(a.value + b.value) : Dim{};
+      int64_t sum;
+      if (a.known() && b.known() && !CheckedAdd(a.value, b.value, &sum))
+        return c.Bad("concatenated size overflows int64");
+      out[axis] = a.known() && b.known() ? Dim::Known(sum) : Dim{};
       for (size_t k = 0; k < s.size(); ++k)
         if (static_cast<int64_t>(k) != axis && !out[k].known() && s[k].known()) out[k] = s[k];
     }
@@ -670,15 +760,19 @@ Status Split(InferCtx& c) {
       }
       return Status::Ok();
     }
+    if (n == 0) return InvalidInput("Split without outputs");
     int64_t total = x[axis].value;
     int64_t chunk = CeilDiv(total, static_cast<int64_t>(n));
+    int64_t left = total;
     for (size_t i = 0; i < n; ++i) {
-      int64_t left = total - static_cast<int64_t>(i) * chunk;
       split.push_back(std::max<int64_t>(0, std::min(chunk, left)));
+      left -= split.back();
     }
   }
   if (split.size() != n) return InvalidInput("split has " + std::to_string(split.size()) +
                                              " parts for " + std::to_string(n) + " outputs");
+  for (int64_t v : split)
+    if (v < 0) return c.Bad("split size " + std::to_string(v) + " is negative");
   for (size_t i = 0; i < n; ++i) {
     Shape s = x;
     s[axis] = Dim::Known(split[i]);
@@ -730,14 +824,15 @@ Status Slice(InferCtx& c) {
     int64_t a = NormAxis(axes[k], x.size());
     if (a < 0 || a >= static_cast<int64_t>(x.size())) return BadAxis(axes[k], x.size());
     int64_t step = k < steps.size() ? steps[k] : 1;
-    if (step == 0) return InvalidInput("slice step 0");
+    if (step == 0) return c.Bad("slice step 0");
+    if (step == std::numeric_limits<int64_t>::min()) return c.Bad("slice step out of range");
     if (!x[a].known()) {
       out[a] = Dim{};
       continue;
     }
     int64_t dim = x[a].value;
     int64_t s = starts[k], e = ends[k];
-    if (s < 0) s += dim;
+    if (s < 0) s += dim;  // s < 0 <= dim: no overflow
     if (e < 0) e += dim;
     if (step > 0) {
       s = std::clamp<int64_t>(s, 0, dim);
@@ -799,8 +894,10 @@ Status GatherND(InferCtx& c) {
   const Shape &x = c.S(0), &idx = c.S(1);
   int64_t b = c.op.IntAttr("batch_dims", 0);
   if (idx.empty() || !idx.back().known()) return InvalidInput("last index dim not concrete");
+  if (b < 0 || b > static_cast<int64_t>(idx.size()) - 1 || b > static_cast<int64_t>(x.size()))
+    return c.Bad("batch_dims " + std::to_string(b) + " is out of range");
   int64_t last = idx.back().value;
-  if (b + last > static_cast<int64_t>(x.size())) return InvalidInput("index depth exceeds rank");
+  if (last > static_cast<int64_t>(x.size()) - b) return c.Bad("index depth exceeds rank");
   Shape out(idx.begin(), idx.end() - 1);
   out.insert(out.end(), x.begin() + b + last, x.end());
   c.Set(0, c.T(0), out);
@@ -865,7 +962,11 @@ Status Cast(InferCtx& c) {
   if (IsIntDType(to) && c.V(0)) c.SetValues(0, *c.V(0));
   if (IsIntDType(to) && c.F(0)) {
     std::vector<int64_t> v;
-    for (double f : *c.F(0)) v.push_back(static_cast<int64_t>(f));
+    for (double f : *c.F(0)) {
+      std::optional<int64_t> i = ToInt64(f);
+      if (!i) return Status::Ok();  // NaN, inf or out of range: not folded
+      v.push_back(*i);
+    }
     c.SetValues(0, v);
   }
   if (!IsIntDType(to) && c.V(0)) {
@@ -923,6 +1024,7 @@ Status ConstantOfShape(InferCtx& c) {
   if (!c.V(0)) {
     const TensorInfo* t = c.In(0);
     if (t && t->has_shape && t->shape.size() == 1 && t->shape[0].known()) {
+      if (t->shape[0].value > kMaxRank) return c.Bad("shape input has too many dims");
       const Attribute* a = c.op.FindAttr("value");
       c.Set(0, a && a->tensor ? a->tensor->dtype : DType::kFloat32,
             Shape(t->shape[0].value, Dim{}));
@@ -949,15 +1051,24 @@ Status Range(InferCtx& c) {
     return false;
   };
   DType dt = c.T(0);
-  if (!scalar(0, &start) || !scalar(1, &limit) || !scalar(2, &delta) || delta == 0) {
+  if (!scalar(0, &start) || !scalar(1, &limit) || !scalar(2, &delta)) {
     c.Set(0, dt, {Dim{}});
     return InvalidInput("start/limit/delta are not constant");
   }
-  int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((limit - start) / delta)));
+  if (delta == 0 || !std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta))
+    return c.Bad("delta must be non-zero and start/limit/delta finite");
+  const double count = std::ceil((limit - start) / delta);
+  if (!std::isfinite(count) || count > 9.2e18)
+    return c.Bad("start/limit/delta give " + std::to_string(count) + " elements, out of range");
+  int64_t n = std::max<int64_t>(0, static_cast<int64_t>(count));
   c.Set(0, dt, {Dim::Known(n)});
   if (c.V(0) && n <= c.options.max_folded_elements) {
     std::vector<int64_t> v;
-    for (int64_t k = 0; k < n; ++k) v.push_back(static_cast<int64_t>(start + k * delta));
+    for (int64_t k = 0; k < n; ++k) {
+      std::optional<int64_t> e = ToInt64(start + k * delta);
+      if (!e) return Status::Ok();
+      v.push_back(*e);
+    }
     c.SetValues(0, v);
   }
   return Status::Ok();
@@ -968,6 +1079,7 @@ Status Expand(InferCtx& c) {
   if (!c.V(1)) {
     const TensorInfo* t = c.In(1);
     if (t && t->has_shape && t->shape.size() == 1 && t->shape[0].known()) {
+      if (t->shape[0].value > kMaxRank) return c.Bad("shape input has too many dims");
       size_t r = std::max<size_t>(t->shape[0].value, c.S(0).size());
       c.Set(0, c.T(0), Shape(r, Dim{}));
     }
@@ -1010,8 +1122,15 @@ Status Pad(InferCtx& c) {
   for (size_t k = 0; k < axes.size(); ++k) {
     int64_t a = NormAxis(axes[k], x.size());
     if (a < 0 || a >= static_cast<int64_t>(x.size())) return BadAxis(axes[k], x.size());
-    if (x[a].known()) out[a] = Dim::Known(x[a].value + pads[k] + pads[k + axes.size()]);
-    else out[a] = Dim{};
+    if (x[a].known()) {
+      int64_t v;
+      if (!CheckedAdd(x[a].value, pads[k], &v) || !CheckedAdd(v, pads[k + axes.size()], &v))
+        return c.Bad("padded size overflows int64");
+      if (v < 0) return c.Bad("pads remove more than axis " + std::to_string(a) + " holds");
+      out[a] = Dim::Known(v);
+    } else {
+      out[a] = Dim{};
+    }
   }
   c.Set(0, c.T(0), out);
   return Status::Ok();
@@ -1042,18 +1161,23 @@ Status Resize(InferCtx& c) {
       double scale = policy == "not_larger" ? 1e300 : 0;
       for (size_t k = 0; k < axes.size(); ++k) {
         int64_t a = NormAxis(axes[k], x.size());
+        if (a < 0 || a >= static_cast<int64_t>(x.size())) return BadAxis(axes[k], x.size());
         if (!x[a].known() || x[a].value == 0) return InvalidInput("input dims not concrete");
+        if (sizes[k] < 0) return c.Bad("sizes must be >= 0");
         double s = static_cast<double>(sizes[k]) / x[a].value;
         scale = policy == "not_larger" ? std::min(scale, s) : std::max(scale, s);
       }
       for (size_t k = 0; k < axes.size(); ++k) {
         int64_t a = NormAxis(axes[k], x.size());
-        out[a] = Dim::Known(static_cast<int64_t>(std::round(x[a].value * scale)));
+        std::optional<int64_t> v = ToInt64(std::round(x[a].value * scale));
+        if (!v) return c.Bad("resized size is out of range");
+        out[a] = Dim::Known(*v);
       }
     } else {
       for (size_t k = 0; k < axes.size(); ++k) {
         int64_t a = NormAxis(axes[k], x.size());
         if (a < 0 || a >= static_cast<int64_t>(x.size())) return BadAxis(axes[k], x.size());
+        if (sizes[k] < 0) return c.Bad("sizes must be >= 0");
         out[a] = Dim::Known(sizes[k]);
       }
     }
@@ -1062,8 +1186,14 @@ Status Resize(InferCtx& c) {
     for (size_t k = 0; k < axes.size(); ++k) {
       int64_t a = NormAxis(axes[k], x.size());
       if (a < 0 || a >= static_cast<int64_t>(x.size())) return BadAxis(axes[k], x.size());
-      out[a] = x[a].known() ? Dim::Known(static_cast<int64_t>(std::floor(x[a].value * scales[k] + 1e-9)))
-                            : Dim{};
+      if (!std::isfinite(scales[k]) || scales[k] < 0) return c.Bad("scales must be finite and >= 0");
+      if (!x[a].known()) {
+        out[a] = Dim{};
+        continue;
+      }
+      std::optional<int64_t> v = ToInt64(std::floor(x[a].value * scales[k] + 1e-9));
+      if (!v) return c.Bad("resized size is out of range");
+      out[a] = Dim::Known(*v);
     }
   } else {
     for (auto& d : out) d = Dim{};
@@ -1109,7 +1239,8 @@ Status Reduce(InferCtx& c) {
   c.Set(0, c.T(0), out);
   if (c.op.type == "ReduceProd" && c.V(0) && out.size() <= 1) {
     int64_t p = 1;
-    for (int64_t v : *c.V(0)) p *= v;
+    for (int64_t v : *c.V(0))
+      if (!CheckedMul(p, v, &p)) return Status::Ok();  // overflows: not folded
     c.SetValues(0, {p});
   }
   return Status::Ok();
@@ -1199,7 +1330,11 @@ Status OneHot(InferCtx& c) {
   if (axis < 0 || axis >= r) return BadAxis(axis, r);
   Dim depth = Dim{};
   if (c.V(1) && c.V(1)->size() == 1) depth = Dim::Known((*c.V(1))[0]);
-  else if (c.F(1) && c.F(1)->size() == 1) depth = Dim::Known(static_cast<int64_t>((*c.F(1))[0]));
+  else if (c.F(1) && c.F(1)->size() == 1) {
+    std::optional<int64_t> d = ToInt64((*c.F(1))[0]);
+    if (!d) return c.Bad("depth is out of range");
+    depth = Dim::Known(*d);
+  }
   x.insert(x.begin() + axis, depth);
   c.Set(0, c.T(2), x);
   return Status::Ok();
@@ -1209,11 +1344,12 @@ Status DepthSpace(InferCtx& c) {
   NEED(0);
   const Shape& x = c.S(0);
   if (x.size() != 4) return InvalidInput("needs a 4-D input");
-  int64_t b = c.op.IntAttr("blocksize", 1);
+  int64_t b = c.op.IntAttr("blocksize", 1), bb;
+  if (b < 1 || !CheckedMul(b, b, &bb)) return c.Bad("blocksize " + std::to_string(b) + " is out of range");
   Shape out = x;
   bool to_space = c.op.type == "DepthToSpace";
-  auto div = [&](const Dim& d) { return d.known() ? Dim::Known(d.value / (b * b)) : Dim{}; };
-  out[1] = to_space ? div(x[1]) : MulDim(x[1], Dim::Known(b * b));
+  auto div = [&](const Dim& d) { return d.known() ? Dim::Known(d.value / bb) : Dim{}; };
+  out[1] = to_space ? div(x[1]) : MulDim(x[1], Dim::Known(bb));
   for (int k = 2; k < 4; ++k)
     out[k] = to_space ? MulDim(x[k], Dim::Known(b))
                       : (x[k].known() ? Dim::Known(x[k].value / b) : Dim{});
@@ -1328,6 +1464,7 @@ Status QLinear(InferCtx& c) {
   shadow.inputs = {c.op.inputs.size() > 0 ? c.op.inputs[0] : "", c.op.inputs.size() > 3 ? c.op.inputs[3] : ""};
   InferCtx sc{c.g, shadow, c.scope, c.opset, c.options};
   Status s = c.op.type == "QLinearConv" ? Conv(sc) : MatMul(sc);
+  c.malformed = sc.malformed;
   return s;
 }
 
@@ -1466,9 +1603,12 @@ void ImportOuter(Graph* sub, const Scope& outer) {
   for (const std::string& o : sub->outputs) visit(o);
 }
 
+// Multiplies the repeat of every op in `g` and its bodies by a trip count; a product beyond
+// 2^63 stays there (counting saturates its int64 totals, graph_stats.cc).
 void MultiplyRepeat(Graph* g, double factor) {
+  constexpr double kMaxRepeat = 9.3e18;
   for (Op& op : g->ops) {
-    op.repeat *= factor;
+    op.repeat = std::min(op.repeat * std::max(factor, 0.0), kMaxRepeat);
     for (auto& [k, a] : op.attrs)
       if (a.graph) MultiplyRepeat(a.graph.get(), factor);
   }
@@ -1484,17 +1624,25 @@ class Walker {
     if (depth > 64) return InvalidInput("subgraphs nested too deep");
     Scope scope{g, parent};
     for (Op& op : g->ops) {
-      Status s = InferOp(g, op, scope, depth);
+      bool malformed = false;
+      Status s = InferOp(g, op, scope, depth, &malformed);
       if (!s.ok()) {
-        std::string msg = "node '" + op.name + "' (" + op.type + "): cannot infer output shape: " +
-                          s.message();
+        // An error from a body already names its node.
+        if (s.message().rfind("node '", 0) == 0) {
+          if (options_.strict) return s;
+          continue;
+        }
+        std::string msg = "node '" + op.name + "' (" + op.type + "): " +
+                          (malformed ? "invalid: " : "cannot infer output shape: ") + s.message();
         if (options_.strict) return InvalidInput(msg);
         bool all_known = true;
         for (const std::string& o : op.outputs) {
           const TensorInfo* t = o.empty() ? nullptr : g->Find(o);
           if (t && !t->has_shape) all_known = false;
         }
-        if (!all_known) Note(op.type, msg);
+        // An invalid node is always reported; one whose shapes the file declares only when
+        // ftax cannot check it is not.
+        if (malformed || !all_known) Note(op.type + (malformed ? "/invalid" : ""), msg);
       }
     }
     return Status::Ok();
@@ -1504,7 +1652,8 @@ class Walker {
     for (const auto& [type, entry] : notes_) {
       std::string w = entry.first;
       if (entry.second > 1)
-        w += " (and " + std::to_string(entry.second - 1) + " more " + type + " nodes)";
+        w += " (and " + std::to_string(entry.second - 1) + " more " + type.substr(0, type.find('/')) +
+             " nodes)";
       warnings_->push_back(w);
     }
   }
@@ -1568,10 +1717,17 @@ class Walker {
     return Status::Ok();
   }
 
-  Status InferOp(Graph* g, Op& op, const Scope& scope, int depth) {
+  Status InferOp(Graph* g, Op& op, const Scope& scope, int depth, bool* malformed) {
     Status sub = InferSubgraphs(g, op, scope, depth);
     if (!sub.ok()) return sub;
     InferCtx c{*g, op, scope, Opset(op.domain), options_};
+    Status s = InferOpEntry(c);
+    *malformed = c.malformed;
+    return s;
+  }
+
+  Status InferOpEntry(InferCtx& c) {
+    Op& op = c.op;
     if (op.type == "If" && op.domain.empty()) return InferIf(c);
     if (op.type == "Loop" && op.domain.empty()) return InferLoop(c);
     if (op.type == "Scan" && op.domain.empty()) return InferScan(c);
@@ -1646,13 +1802,10 @@ class Walker {
     if (!a || !a->graph) return InvalidInput("Loop without a body");
     Graph* body = a->graph.get();
     Dim trips = Dim{};
-    if (c.V(0) && c.V(0)->size() == 1 && (c.NumIn() < 2 || c.op.inputs[1].empty())) {
-      trips = Dim::Known((*c.V(0))[0]);
-    } else if (c.V(0) && c.V(0)->size() == 1) {
-      trips = Dim::Known((*c.V(0))[0]);  // an upper bound when a condition is also given
-    }
+    // With a condition input too the trip count is an upper bound; a negative one runs no trip.
+    if (c.V(0) && c.V(0)->size() == 1) trips = Dim::Known(std::max<int64_t>((*c.V(0))[0], 0));
     if (trips.known() && c.op.FindAttr("ftax_repeat_applied") == nullptr) {
-      MultiplyRepeat(body, static_cast<double>(std::max<int64_t>(trips.value, 0)));
+      MultiplyRepeat(body, static_cast<double>(trips.value));
       c.op.attrs["ftax_repeat_applied"].kind = Attribute::Kind::kInt;
       c.op.attrs["ftax_repeat_applied"].i = trips.value;
     }

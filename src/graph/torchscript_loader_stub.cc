@@ -2,15 +2,25 @@
 // whole front end in a build without LibTorch, where every call explains what is missing.
 #include "graph/torchscript_loader.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <fstream>
 
 namespace ftax {
 
 bool LooksLikeTorchScript(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  // O_NONBLOCK and a regular-file check first: a FIFO or a device given as a model must not
+  // make this wait (the ONNX loader then says what the path is).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat st;
   char magic[4] = {};
-  in.read(magic, 4);
-  return in.gcount() == 4 && magic[0] == 'P' && magic[1] == 'K' && magic[2] == 3 && magic[3] == 4;
+  const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  const bool read4 = regular && ::read(fd, magic, 4) == 4;
+  ::close(fd);
+  return read4 && magic[0] == 'P' && magic[1] == 'K' && magic[2] == 3 && magic[3] == 4;
 }
 
 #ifndef FTAX_HAVE_TORCH

@@ -1,5 +1,6 @@
 #include "predictor/host_profile.h"
 
+#include "common/file_io.h"
 #include "predictor/kernel_cost.h"
 
 #include <fstream>
@@ -26,7 +27,8 @@ Status ReadParam(const json& j, const std::string& key, const std::string& unit,
   if (p.contains("stderr") && !p.at("stderr").is_null()) {
     if (!p.at("stderr").is_number()) return InvalidInput(where + ".stderr: expected a number");
     out->std_error = p.at("stderr").get<double>();
-    if (!(out->std_error >= 0)) return InvalidInput(where + ".stderr: must be >= 0");
+    if (!(out->std_error >= 0) || !std::isfinite(out->std_error))
+      return InvalidInput(where + ".stderr: must be a finite number >= 0");
   }
   if (p.contains("unit") && p.at("unit") != unit)
     return InvalidInput(where + ".unit: expected \"" + unit + "\", got " + p.at("unit").dump());
@@ -49,6 +51,53 @@ double ReadNum(const json& j, const char* key, double fallback) {
 
 Status RequirePositive(const Param& p, const std::string& where) {
   if (p.known() && !(p.value > 0)) return InvalidInput(where + ": must be > 0");
+  return Status::Ok();
+}
+
+// The ranges every profile value must fall in (docs/profile-format.md, "Rules"): wide enough
+// for any GPU and host, narrow enough that no product or sum of them overflows to inf.
+constexpr double kMaxCostUs = 1e6;       // a fixed cost above one second is no GPU or framework
+constexpr double kMinRate = 1e-6;        // TFLOP/s and GB/s
+constexpr double kMaxRateTflops = 1e6;
+constexpr double kMaxBandwidthGbps = 1e7;
+constexpr double kMaxWork = 1e24;        // FLOPs or bytes of one anchor
+constexpr int64_t kMaxAnchorDim = int64_t(1) << 40;
+
+Status RequireRange(const Param& p, const std::string& where, double lo, double hi, bool lo_open = false) {
+  if (!p.known()) return Status::Ok();
+  if (lo_open ? !(p.value > lo) : !(p.value >= lo)) {
+    std::ostringstream m;
+    m << where << ": must be " << (lo_open ? "> " : ">= ") << lo << ", got " << p.value;
+    return InvalidInput(m.str());
+  }
+  if (p.value > hi) {
+    std::ostringstream m;
+    m << where << ": " << p.value << " is out of range (at most " << hi << ")";
+    return InvalidInput(m.str());
+  }
+  return Status::Ok();
+}
+
+// An integer field between lo and hi, `fallback` when absent (a float such as 1e30 is refused,
+// never cast).
+Status ReadIntField(const json& j, const char* key, int64_t fallback, int64_t lo, int64_t hi,
+                    const std::string& where, int64_t* out) {
+  *out = fallback;
+  if (!j.contains(key) || j.at(key).is_null()) return Status::Ok();
+  const json& v = j.at(key);
+  if (!v.is_number_integer()) return InvalidInput(where + "." + key + ": expected an integer, got " + v.dump());
+  if (v.is_number_unsigned() ? (v.get<uint64_t>() > uint64_t(hi) || (lo > 0 && v.get<uint64_t>() < uint64_t(lo)))
+                             : (v.get<int64_t>() < lo || v.get<int64_t>() > hi))
+    return InvalidInput(where + "." + key + ": must be between " + std::to_string(lo) + " and " +
+                        std::to_string(hi) + ", got " + v.dump());
+  *out = v.get<int64_t>();
+  return Status::Ok();
+}
+
+// A number that only describes the fit (r2, errors, measured ranges): finite (or absent).
+Status FiniteOrAbsent(const json& j, const char* key, const std::string& where) {
+  if (j.contains(key) && j.at(key).is_number() && !std::isfinite(j.at(key).get<double>()))
+    return InvalidInput(where + "." + key + ": not finite");
   return Status::Ok();
 }
 
@@ -84,6 +133,13 @@ static Expected<HostProfile> HostProfileFromJsonUnchecked(const json& j) {
   if (j.value("kind", "") != "ftax-host-profile")
     return InvalidInput("profile: field 'kind' must be \"ftax-host-profile\"");
   p.host = j.value("host", json::object());
+  if (!p.host.is_object()) return InvalidInput("profile: host must be an object");
+  // Identity fields are strings; a null one (unknown) is dropped, so readers see it absent.
+  for (const char* key : {"gpu", "cpu", "driver", "cuda", "torch"}) {
+    if (p.host.contains(key) && p.host.at(key).is_null()) p.host.erase(key);
+    if (p.host.contains(key) && !p.host.at(key).is_string())
+      return InvalidInput(std::string("profile: host.") + key + " must be a string");
+  }
   p.provenance = j.value("provenance", json::object());
   p.fit = j.value("fit", json::object());
   p.synthetic = j.value("synthetic", false);
@@ -92,11 +148,12 @@ static Expected<HostProfile> HostProfileFromJsonUnchecked(const json& j) {
     return InvalidInput("profile: missing object 'gpu'");
   const json& g = j.at("gpu");
   if (!g.contains("num_sms") || !g.at("num_sms").is_number_integer() ||
-      g.at("num_sms").get<int>() <= 0)
-    return InvalidInput("profile: gpu.num_sms must be a positive integer");
+      g.at("num_sms").get<int64_t>() <= 0 || g.at("num_sms").get<int64_t>() > 100000)
+    return InvalidInput("profile: gpu.num_sms must be an integer between 1 and 100000");
   p.gpu.num_sms = g.at("num_sms").get<int>();
   Status s = ReadParam(g, "kernel_gap_us", "us", "gpu", &p.gpu.kernel_gap_us);
   if (!s.ok()) return s;
+  if (!(s = RequireRange(p.gpu.kernel_gap_us, "gpu.kernel_gap_us", 0, kMaxCostUs)).ok()) return s;
   if (g.contains("kernels")) {
     if (!g.at("kernels").is_object()) return InvalidInput("profile: gpu.kernels must be an object");
     for (const auto& [key, kj] : g.at("kernels").items()) {
@@ -117,23 +174,36 @@ static Expected<HostProfile> HostProfileFromJsonUnchecked(const json& j) {
         if (!s.ok()) return s;
       }
       if (!k.floor_us.known()) return InvalidInput(where + ".floor_us: required");
-      if (k.floor_us.value < 0) return InvalidInput(where + ".floor_us: must be >= 0");
+      if (!(s = RequireRange(k.floor_us, where + ".floor_us", 0, kMaxCostUs)).ok()) return s;
       if (!k.bandwidth_gbps.known()) return InvalidInput(where + ".bandwidth_gbps: required");
       if (!(s = RequirePositive(k.bandwidth_gbps, where + ".bandwidth_gbps")).ok()) return s;
       if (!(s = RequirePositive(k.rate_tflops, where + ".rate_tflops")).ok()) return s;
+      if (!(s = RequireRange(k.bandwidth_gbps, where + ".bandwidth_gbps", kMinRate, kMaxBandwidthGbps)).ok()) return s;
+      if (!(s = RequireRange(k.rate_tflops, where + ".rate_tflops", kMinRate, kMaxRateTflops)).ok()) return s;
       if (IsComputeClass(*cls) && !k.rate_tflops.known())
         return InvalidInput(where + ".rate_tflops: required for class " + KernelClassName(*cls));
-      k.tile_m = kj.value("tile_m", 128);
-      k.tile_n = kj.value("tile_n", 128);
-      if (k.tile_m <= 0 || k.tile_n <= 0) return InvalidInput(where + ": tile sizes must be > 0");
+      int64_t tile = 0;
+      if (!(s = ReadIntField(kj, "tile_m", 128, 1, 65536, where, &tile)).ok()) return s;
+      k.tile_m = int(tile);
+      if (!(s = ReadIntField(kj, "tile_n", 128, 1, 65536, where, &tile)).ok()) return s;
+      k.tile_n = int(tile);
+      for (const char* key : {"r2", "median_abs_err_pct"})
+        if (!(s = FiniteOrAbsent(kj, key, where)).ok()) return s;
       if (kj.contains("range")) {
         const json& r = kj.at("range");
+        for (const char* key : {"min_flops", "max_flops", "min_bytes", "max_bytes"}) {
+          if (!(s = FiniteOrAbsent(r, key, where + ".range")).ok()) return s;
+          if (r.is_object() && r.contains(key) && r.at(key).is_number() && r.at(key).get<double>() < 0)
+            return InvalidInput(where + ".range." + key + ": must be >= 0");
+        }
         k.min_flops = ReadNum(r, "min_flops", 0);
         k.max_flops = ReadNum(r, "max_flops", 0);
         k.min_bytes = ReadNum(r, "min_bytes", 0);
         k.max_bytes = ReadNum(r, "max_bytes", 0);
       }
-      k.points = kj.value("points", 0);
+      int64_t points = 0;
+      if (!(s = ReadIntField(kj, "points", 0, 0, 1 << 30, where, &points)).ok()) return s;
+      k.points = int(points);
       k.r2 = ReadNum(kj, "r2", std::nan(""));
       k.median_abs_err_pct = ReadNum(kj, "median_abs_err_pct", std::nan(""));
       k.holdout_err_pct = ReadNum(kj, "holdout_median_abs_err_pct", std::nan(""));
@@ -155,19 +225,24 @@ static Expected<HostProfile> HostProfileFromJsonUnchecked(const json& j) {
           auto pv = ParseKernelVariant(v);
           if (!pv) return InvalidInput(aw + ".variant: unknown variant '" + v + "'");
           an.variant = *pv;
-          an.m = a.value("m", int64_t(0));
-          an.n = a.value("n", int64_t(0));
-          an.k = a.value("k", int64_t(0));
-          an.batch = a.value("batch", int64_t(1));
+          for (auto [key, field, fallback] : {std::tuple{"m", &an.m, 0}, std::tuple{"n", &an.n, 0},
+                                              std::tuple{"k", &an.k, 0}, std::tuple{"batch", &an.batch, 1}}) {
+            if (!(s = ReadIntField(a, key, fallback, 0, kMaxAnchorDim, aw, field)).ok()) return s;
+          }
           an.flops = ReadNum(a, "flops", 0);
           an.bytes = ReadNum(a, "bytes", 0);
           an.us = ReadNum(a, "us", std::nan(""));
-          if (!(an.us > 0)) return InvalidInput(aw + ".us: must be a time > 0");
+          if (!(an.us > 0) || an.us > 1e9) return InvalidInput(aw + ".us: must be a time > 0 and at most 1e9");
           an.kernels = ReadNum(a, "kernels", 1);
           if (!(an.kernels >= 1) || an.kernels > 1000)
             return InvalidInput(aw + ".kernels: must be between 1 and 1000");
           if (an.m < 0 || an.n < 0 || an.k < 0 || an.batch < 1 || an.bytes < 0)
             return InvalidInput(aw + ": shape and bytes must be >= 0, batch >= 1");
+          if (an.m > kMaxAnchorDim || an.n > kMaxAnchorDim || an.k > kMaxAnchorDim || an.batch > kMaxAnchorDim)
+            return InvalidInput(aw + ": m, n, k and batch must be at most 2^40");
+          if (!std::isfinite(an.flops) || !std::isfinite(an.bytes) || an.flops < 0 || an.flops > kMaxWork ||
+              an.bytes > kMaxWork)
+            return InvalidInput(aw + ": flops and bytes must be finite, >= 0 and at most 1e24");
           if (an.m == 0 && !(an.bytes > 0)) return InvalidInput(aw + ": needs a shape or bytes > 0");
           k.anchors.push_back(an);
         }
@@ -198,11 +273,18 @@ static Expected<HostProfile> HostProfileFromJsonUnchecked(const json& j) {
             return s;
         }
       }
-      for (const Param* q : {&f.call_us, &f.module_us, &f.node_gap_us, &f.replay_per_node_us})
-        if (q->known() && q->value < 0) return InvalidInput(where + ": costs must be >= 0");
-      for (const Param& q : f.dispatch_us)
-        if (q.known() && q.value < 0) return InvalidInput(where + ".dispatch_us: costs must be >= 0");
-      f.points = fj.value("points", 0);
+      for (auto [key, q] : {std::pair{"call_us", &f.call_us}, std::pair{"module_us", &f.module_us},
+                            std::pair{"node_gap_us", &f.node_gap_us},
+                            std::pair{"replay_per_node_us", &f.replay_per_node_us}})
+        if (!(s = RequireRange(*q, where + "." + key, 0, kMaxCostUs)).ok()) return s;
+      for (int c = 0; c < kNumDispatchClasses; ++c)
+        if (!(s = RequireRange(f.dispatch_us[c], where + ".dispatch_us." + DispatchClassName(DispatchClass(c)), 0,
+                               kMaxCostUs)).ok())
+          return s;
+      if (!(s = FiniteOrAbsent(fj, "r2", where)).ok()) return s;
+      int64_t points = 0;
+      if (!(s = ReadIntField(fj, "points", 0, 0, 1 << 30, where, &points)).ok()) return s;
+      f.points = int(points);
       f.r2 = ReadNum(fj, "r2", std::nan(""));
       p.frameworks[name] = f;
     }
@@ -220,11 +302,11 @@ Expected<HostProfile> HostProfileFromJson(const json& j) {
 }
 
 Expected<HostProfile> LoadHostProfile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return NotFound("cannot open profile '" + path + "'");
+  Expected<std::string> text = ReadRegularFile(path, "profile");
+  if (!text.ok()) return text.status();
   json j;
   try {
-    in >> j;
+    j = nlohmann::json::parse(text.value());
   } catch (const json::exception& e) {
     return InvalidInput("profile '" + path + "' is not valid JSON: " + e.what());
   }

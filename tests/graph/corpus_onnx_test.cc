@@ -28,19 +28,22 @@ const char* kCorpus = "/usr/share/libonnx-testdata/data";
 // inputs; in exported models these are constants that ftax folds).
 void SetSmallContents(const onnx::TensorProto& t, TensorInfo* info) {
   int64_t n = 1;
-  for (int64_t d : t.dims()) n *= d;
-  if (n > 64) return;
+  for (int64_t d : t.dims()) {  // stops before the product can overflow (huge dims in the corpus)
+    if (d < 0 || d > 64) return;
+    n *= d;
+    if (n > 64) return;
+  }
   const std::string& raw = t.raw_data();
   if (t.data_type() == onnx::TensorProto::INT64) {
     std::vector<int64_t> v(t.int64_data().begin(), t.int64_data().end());
-    if (v.empty() && raw.size() == static_cast<size_t>(n) * 8) {
+    if (v.empty() && n > 0 && raw.size() == static_cast<size_t>(n) * 8) {
       v.resize(n);
       std::memcpy(v.data(), raw.data(), raw.size());
     }
     if (static_cast<int64_t>(v.size()) == n) info->int_values = v;
   } else if (t.data_type() == onnx::TensorProto::INT32) {
     std::vector<int64_t> v(t.int32_data().begin(), t.int32_data().end());
-    if (v.empty() && raw.size() == static_cast<size_t>(n) * 4) {
+    if (v.empty() && n > 0 && raw.size() == static_cast<size_t>(n) * 4) {
       std::vector<int32_t> w(n);
       std::memcpy(w.data(), raw.data(), raw.size());
       v.assign(w.begin(), w.end());
@@ -48,7 +51,7 @@ void SetSmallContents(const onnx::TensorProto& t, TensorInfo* info) {
     if (static_cast<int64_t>(v.size()) == n) info->int_values = v;
   } else if (t.data_type() == onnx::TensorProto::FLOAT) {
     std::vector<double> v(t.float_data().begin(), t.float_data().end());
-    if (v.empty() && raw.size() == static_cast<size_t>(n) * 4) {
+    if (v.empty() && n > 0 && raw.size() == static_cast<size_t>(n) * 4) {
       std::vector<float> w(n);
       std::memcpy(w.data(), raw.data(), raw.size());
       v.assign(w.begin(), w.end());
