@@ -5,7 +5,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libonnx-dev libprotobuf-dev protobuf-compiler libceres-dev
       libcli11-dev nlohmann-json3-dev libeigen3-dev libgtest-dev libgmock-dev libbenchmark-dev
-      gnuplot-nox libonnx-testdata python3 libtorch-dev)
+      gnuplot-nox libonnx-testdata python3 libtorch-dev pybind11-dev python3-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -17,3 +17,5 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+# pytest for the Python module's tests, for the python3 that CMake finds first.
+python3 -c 'import pytest' 2>/dev/null || python3 -m pip install -q pytest

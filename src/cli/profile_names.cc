@@ -14,6 +14,11 @@ bool IsFile(const std::string& p) {
   return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
+bool Exists(const std::string& p) {
+  struct stat st {};
+  return stat(p.c_str(), &st) == 0;
+}
+
 bool IsBareName(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
@@ -38,14 +43,14 @@ std::vector<std::string> ShippedProfileNames() {
 }
 
 std::string ResolveProfilePath(const std::string& name_or_path) {
-  if (IsFile(name_or_path) || !IsBareName(name_or_path)) return name_or_path;
+  if (Exists(name_or_path) || !IsBareName(name_or_path)) return name_or_path;
   const std::string shipped = ShippedProfileDir() + "/" + name_or_path + ".json";
   return IsFile(shipped) ? shipped : name_or_path;
 }
 
 Expected<HostProfile> LoadNamedProfile(const std::string& name_or_path) {
   const std::string path = ResolveProfilePath(name_or_path);
-  if (path == name_or_path && IsBareName(name_or_path) && !IsFile(path)) {
+  if (path == name_or_path && IsBareName(name_or_path) && !Exists(path)) {
     std::string names;
     for (const std::string& n : ShippedProfileNames()) names += (names.empty() ? "" : ", ") + n;
     return NotFound("no profile file '" + name_or_path + "' and no shipped profile of that name (shipped: " +

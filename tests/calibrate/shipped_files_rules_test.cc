@@ -20,9 +20,10 @@ using json = nlohmann::json;
 
 const std::string kRoot = FTAX_SOURCE_DIR;
 
+// Files under `dir` (and its sub-folders) whose names end with `suffix`.
 std::vector<std::string> Files(const std::string& dir, const std::string& suffix) {
   std::vector<std::string> out;
-  for (const auto& e : fs::directory_iterator(kRoot + "/" + dir)) {
+  for (const auto& e : fs::recursive_directory_iterator(kRoot + "/" + dir)) {
     const std::string p = e.path().string();
     if (p.size() >= suffix.size() && p.compare(p.size() - suffix.size(), suffix.size(), suffix) == 0) out.push_back(p);
   }
@@ -30,7 +31,9 @@ std::vector<std::string> Files(const std::string& dir, const std::string& suffix
 }
 
 TEST(ShippedFilesRulesTest, EveryShippedProfileLoads) {
-  const auto files = Files("data/profiles", ".json");
+  auto files = Files("data/profiles", ".json");
+  for (const std::string& f : Files("validation", "profile.json")) files.push_back(f);
+  for (const std::string& f : Files("validation", "profile-refined.json")) files.push_back(f);
   ASSERT_GE(files.size(), 10u);
   for (const std::string& f : files) {
     Expected<HostProfile> p = LoadHostProfile(f);
@@ -39,7 +42,7 @@ TEST(ShippedFilesRulesTest, EveryShippedProfileLoads) {
 }
 
 TEST(ShippedFilesRulesTest, EveryShippedMeasurementFileLoadsAndCanMakeAProfile) {
-  const auto files = Files("data/measurements", ".json");
+  const auto files = Files("validation", "bench.measurements.json");
   ASSERT_GE(files.size(), 10u);
   for (const std::string& f : files) {
     Expected<Measurements> m = LoadMeasurements(f);
@@ -49,7 +52,9 @@ TEST(ShippedFilesRulesTest, EveryShippedMeasurementFileLoadsAndCanMakeAProfile) 
 }
 
 TEST(ShippedFilesRulesTest, EveryShippedMeasuredRowPassesTheRowRules) {
-  const auto files = Files("data/validation", ".json");
+  std::vector<std::string> files;
+  for (const char* kind : {"torchscript-cudagraph.json", "eager.json"})
+    for (const std::string& f : Files("validation", kind)) files.push_back(f);
   ASSERT_GE(files.size(), 10u);
   size_t rows = 0;
   for (const std::string& f : files) {

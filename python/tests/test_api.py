@@ -1,0 +1,58 @@
+"""The ftax Python module against the CLI it shares its libraries with."""
+import json
+import os
+import subprocess
+
+import pytest
+
+import ftax
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FTAX = os.environ.get("FTAX_BINARY", os.path.join(ROOT, "build", "ftax"))
+SPEC = "bert:layers=4,hidden=256,heads=4,ffn=1024"
+
+
+def test_profile_by_name_and_path():
+    p = ftax.Profile.load("h200")
+    assert "H200" in p.gpu
+    q = ftax.Profile.load(os.path.join(ROOT, "data", "profiles", "h100.json"))
+    assert "H100" in q.gpu
+    assert set(ftax.shipped_profiles()) >= {"h100", "h200"}
+    with pytest.raises(ValueError, match="shipped"):
+        ftax.Profile.load("h300")
+
+
+def test_predict_matches_the_cli():
+    pts = ftax.predict(SPEC, profile="h200", framework=["cuda-graph", "pytorch-eager"], precision="fp16",
+                       batch=[1, 32], dims={"seq": 128}, interval=False)
+    assert len(pts) == 4
+    out = subprocess.run([FTAX, "predict", "--arch", SPEC, "--dim", "seq=128", "--profile", "h200",
+                          "--framework", "cuda-graph,pytorch-eager", "--precision", "fp16", "--batch", "1,32",
+                          "--format", "json"], capture_output=True, text=True, check=True).stdout
+    cli = {(p["framework"], p["batch"]): p["latency_ms"] for p in json.loads(out)["predictions"]}
+    for p in pts:
+        assert p["latency_ms"] == pytest.approx(cli[(p["framework"], p["batch"])], rel=1e-9)
+        assert p["bound"] in ("framework", "compute")
+        assert p["latency_ms"] >= p["compute_ms"] - 1e-9
+
+
+def test_deeper_is_slower_and_a_reused_model_gives_the_same_answer():
+    m = ftax.Model(SPEC, dims={"seq": 128})
+    a = ftax.predict(m, batch=1, interval=False)[0]["latency_ms"]
+    b = ftax.predict(m, batch=1, interval=False)[0]["latency_ms"]
+    deep = ftax.predict(SPEC.replace("layers=4", "layers=8"), batch=1, dims={"seq": 128}, interval=False)
+    assert a == b
+    assert deep[0]["latency_ms"] > a
+
+
+def test_bad_spec_is_a_value_error_naming_the_key():
+    with pytest.raises(ValueError, match="hiden"):
+        ftax.predict("bert:hiden=512")
+
+
+def test_inspect_counts_macs_like_the_cli():
+    d = ftax.inspect("resnet:depth=50", batch=1)
+    out = subprocess.run([FTAX, "inspect", "--arch", "resnet:depth=50", "--dim", "batch=1", "--format", "json"],
+                         capture_output=True, text=True, check=True).stdout
+    assert d["macs"] == pytest.approx(json.loads(out)["totals"]["macs"], rel=1e-12)
+    assert 4.0e9 < d["macs"] < 4.2e9  # torchvision's ResNet-50: 4.09 GMACs
