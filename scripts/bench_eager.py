@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Python eager dispatch microbenchmark for `ftax bench` (framework `pytorch-eager`).
+"""Python eager dispatch microbenchmark for `ftax bench` (frameworks `pytorch-eager`, under
+torch.inference_mode(), and `pytorch-eager-no-grad`, under torch.no_grad()).
 
 Times chains of N tiny ops of one dispatch class run from Python (each call synchronized),
 and chains of N nn.Module calls each doing one op, so that `ftax calibrate` can separate the
@@ -24,6 +25,9 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--device", type=int, default=0)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--modes", default="inference,no_grad",
+                    help="grad modes to measure: inference (framework pytorch-eager), "
+                         "no_grad (pytorch-eager-no-grad)")
     a = ap.parse_args()
     try:
         import torch
@@ -90,17 +94,26 @@ def main():
         return out
 
     rows = []
-    with torch.no_grad():
-        for cls, make in (("kernel", chain_kernel), ("view", chain_view), ("library", chain_library)):
+    modes = {"inference": ("pytorch-eager", torch.inference_mode),
+             "no_grad": ("pytorch-eager-no-grad", torch.no_grad)}
+    for mode in a.modes.split(","):
+        if mode not in modes:
+            print(f"bench_eager.py: unknown mode '{mode}' (inference, no_grad)", file=sys.stderr)
+            return 2
+        fw, ctx = modes[mode]
+        with ctx():
+            x0 = torch.randn(8, 8, device=dev)  # created under the mode, as a user's input is
+            w = torch.randn(8, 8, device=dev)
+            for cls, make in (("kernel", chain_kernel), ("view", chain_view), ("library", chain_library)):
+                for n in ns:
+                    rows.append({"framework": fw, "mode": mode, "class": cls, "n_ops": n, "modules": 0,
+                                 "call_us": spread(timed(make(n))), "gpu_kernel_us": None,
+                                 "gpu_span_us": None})
             for n in ns:
-                rows.append({"framework": "pytorch-eager", "class": cls, "n_ops": n, "modules": 0,
-                             "call_us": spread(timed(make(n))), "gpu_kernel_us": None,
+                m = Chain(n).to(dev).eval()
+                rows.append({"framework": fw, "mode": mode, "class": "kernel", "n_ops": n, "modules": n + 1,
+                             "call_us": spread(timed(lambda: m(x0))), "gpu_kernel_us": None,
                              "gpu_span_us": None})
-        for n in ns:
-            m = Chain(n).to(dev).eval()
-            rows.append({"framework": "pytorch-eager", "class": "kernel", "n_ops": n, "modules": n + 1,
-                         "call_us": spread(timed(lambda: m(x0))), "gpu_kernel_us": None,
-                         "gpu_span_us": None})
     doc = {"schema_version": 1, "kind": "ftax-measurements",
            "python": {"version": platform.python_version(), "torch": torch.__version__},
            "dispatch": rows}

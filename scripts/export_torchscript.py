@@ -19,13 +19,23 @@ def main():
     ap.add_argument("--models", default=",".join(model_zoo.MODELS))
     ap.add_argument("--precisions", default="fp16,fp32")
     ap.add_argument("--seq", type=int, default=128)
+    ap.add_argument("--device", default="cuda", help="where to build and trace (cpu to check the zoo without a GPU)")
     ap.add_argument("--trace-batch", type=int, default=2)
+    ap.add_argument("--report", default="",
+                    help="write which models traced, and the error of each that did not, to this JSON file")
     a = ap.parse_args()
     import torch
     os.makedirs(a.out, exist_ok=True)
-    dev = torch.device("cuda")
+    dev = torch.device(a.device)
     dtypes = {"fp16": torch.float16, "fp32": torch.float32, "bf16": torch.bfloat16}
     rc = 0
+    report = {"kind": "ftax-export-report", "exported": [], "failures": []}
+
+    def write_report():
+        if a.report:
+            with open(a.report + ".tmp", "w") as f:
+                json.dump(report, f, indent=1)
+            os.replace(a.report + ".tmp", a.report)
     for name in a.models.split(","):
         for p in a.precisions.split(","):
             t0 = time.time()
@@ -43,9 +53,14 @@ def main():
                 with open(path[:-3] + ".json", "w") as f:
                     json.dump(meta, f)
                 print(f"export: {path} ({time.time() - t0:.1f} s)", file=sys.stderr)
+                report["exported"].append({"model": name, "precision": p, "seconds": round(time.time() - t0, 2)})
             except Exception as e:  # keep going: one model failing must not stop the campaign
                 print(f"export: {name} {p} FAILED: {type(e).__name__}: {e}", file=sys.stderr)
+                report["failures"].append({"model": name, "precision": p, "stage": "torch.jit.trace",
+                                           "error": f"{type(e).__name__}: {str(e)[:400]}"})
                 rc = 1
+            write_report()
+            torch.cuda.empty_cache()
     return rc
 
 

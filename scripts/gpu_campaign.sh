@@ -8,6 +8,8 @@
 # Env: MODELS (comma list), PRECISIONS, BATCHES, BUDGET_S; ROUNDS and SEED (visit every point
 # ROUNDS times in shuffled order, pooling samples; default 4, as on host runs n and o); PASS
 # (suffix of the eager/ts result files, for repeated passes merged by scripts/merge_passes.py);
+# TS_FRAMEWORKS (frameworks of the ts stage, default torchscript,cuda-graph); WORKER_TIMEOUT_S
+# (seconds one validate worker may run, default 300); EAGER_ARGS (extra options of validate_eager.py, e.g. --graphs);
 # SKIP_EXPORT=1 reuses the TorchScript files an earlier ts stage exported to /tmp/models.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,7 +48,7 @@ for stage in "$@"; do
       # so models without an arch spec can be predicted from it.
       PYTHONUNBUFFERED=1 python3 scripts/validate_eager.py --out "$out/validation_eager${PASS:-}.json" \
         --models "$MODELS" --precisions "$PRECISIONS" --batches "$BATCHES" --budget-s "$BUDGET_S" \
-        --rounds "$ROUNDS" --seed "$SEED" --models-dir /tmp/models 2>&1 | tee -a "$out/campaign.log" | tail -3
+        --rounds "$ROUNDS" --seed "$SEED" --models-dir /tmp/models ${EAGER_ARGS:-} 2>&1 | tee -a "$out/campaign.log" | tail -3
       python3 scripts/keep_traces.py "$out/validation_eager${PASS:-}.json" --models-out "$out/models"
       ;;
     ts)
@@ -60,8 +62,8 @@ for stage in "$@"; do
       for m in ${MODELS//,/ }; do for p in ${PRECISIONS//,/ }; do
         [ -f "/tmp/models/$m.$p.pt" ] && files+=("/tmp/models/$m.$p.pt") || log "no /tmp/models/$m.$p.pt"
       done; done
-      "$ftax" validate "${files[@]}" --framework torchscript,cuda-graph --batch "$BATCHES" \
-        --budget-s "$BUDGET_S" --rounds "$ROUNDS" --seed "$SEED" \
+      "$ftax" validate "${files[@]}" --framework "${TS_FRAMEWORKS:-torchscript,cuda-graph}" --batch "$BATCHES" \
+        --budget-s "$BUDGET_S" --rounds "$ROUNDS" --seed "$SEED" --worker-timeout "${WORKER_TIMEOUT_S:-300}" \
         -o "$out/validation_ts${PASS:-}.json" 2>>"$out/campaign.log" || log "validate failed with $?"
       python3 -c "import json,sys;d=json.load(open(sys.argv[1]));print('validation_ts rows',len(d['rows']),'failures',len(d['failures']))" \
         "$out/validation_ts${PASS:-}.json"

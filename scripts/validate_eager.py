@@ -27,6 +27,8 @@ from spread import spread  # noqa: E402
 
 def base_row(name, spec, kind, p, b, seq, xs, models_dir, framework, mode):
     """The fields that say which point a row measured, and how."""
+    if framework == "pytorch-eager" and mode == "no_grad":
+        framework = "pytorch-eager-no-grad"
     row = {"model": name, "arch": spec, "framework": framework, "precision": p,
            "batch": b, "seq": seq if kind == "text" else None, "mode": mode,
            "timing": "no-profiler", "kernels_pending": True}
@@ -114,6 +116,49 @@ def pooled_rows(points, rounds):
 
 
 
+def run_isolated(a, names):
+    """Runs this script once per model (--no-isolate) and merges the rows and failures into
+    --out after each model, so an interruption loses only the model being measured."""
+    import subprocess
+    doc = None
+    argv = [x for x in sys.argv[1:]]
+    for k, name in enumerate(names):
+        part = a.out + "." + name + ".part.json"
+        args = [sys.executable, os.path.abspath(__file__)] + argv + [
+            "--models", name, "--out", part, "--no-isolate"]
+        t0 = time.time()
+        print(f"model {k + 1} of {len(names)}: {name}", file=sys.stderr, flush=True)
+        try:
+            rc = subprocess.run(args, timeout=a.model_timeout_s or None).returncode
+            why = f"its process exited with code {rc}" if rc else ""
+        except subprocess.TimeoutExpired:
+            why = f"its process ran past --model-timeout-s {a.model_timeout_s:g} and was killed"
+        one = json.load(open(part)) if os.path.exists(part) else None
+        if one is not None:
+            os.remove(part)
+        if doc is None:
+            doc = one or {"schema_version": 1, "kind": "ftax-validation-measurements",
+                          "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                          "rows": [], "failures": []}
+            doc.pop("finished", None)
+            doc["isolated"] = "each model measured in a process of its own"
+        elif one is not None:
+            doc["rows"] += one.get("rows", [])
+            doc["failures"] += one.get("failures", [])
+            for key in ("host", "mode", "timing"):
+                doc.setdefault(key, one.get(key))
+        if why:
+            doc["failures"].append({"model": name, "error": why + " (%.0f s); rows it wrote are kept" % (time.time() - t0)})
+        with open(a.out + ".tmp", "w") as f:
+            json.dump(doc, f, indent=1)
+        os.replace(a.out + ".tmp", a.out)
+    doc["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    with open(a.out + ".tmp", "w") as f:
+        json.dump(doc, f, indent=1)
+    os.replace(a.out + ".tmp", a.out)
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--out", required=True)
@@ -129,10 +174,25 @@ def main():
                     help="torch.inference_mode() (what inference code should use) or torch.no_grad()")
     ap.add_argument("--graphs", action="store_true",
                     help="also capture the eager module as a CUDA graph and time its replays")
+    ap.add_argument("--compile", default="",
+                    help="also time torch.compile(model) in these modes (comma list of default, "
+                         "reduce-overhead): frameworks torch-compile and torch-compile-reduce-overhead; "
+                         "compile time (the first call at each shape) goes to the row's compile_s, "
+                         "never into latency")
     ap.add_argument("--models-dir", default="",
                     help="where export_torchscript.py wrote NAME.PRECISION.pt: rows then name that file "
                          "and their inputs, so ftax can predict from the trace (models without an arch spec)")
+    ap.add_argument("--isolate", action=argparse.BooleanOptionalAction, default=True,
+                    help="measure each model in a Python process of its own (default), so that a "
+                         "failed CUDA graph capture, which can leave CUDA's random-number state "
+                         "unusable for the rest of the process, never touches another model's points")
+    ap.add_argument("--model-timeout-s", type=float, default=0,
+                    help="with --isolate: seconds one model's process may run before it is killed "
+                         "and its points recorded as failures (0: no limit)")
     a = ap.parse_args()
+    names = a.models.split(",")
+    if a.isolate and len(names) > 1:
+        return run_isolated(a, names)
     import torch
     dev = torch.device("cuda")
     dtypes = {"fp16": torch.float16, "fp32": torch.float32, "bf16": torch.bfloat16}
@@ -164,7 +224,13 @@ def main():
                 doc["failures"].append({"model": name, "precision": p, "error": repr(e)[:300]})
                 flush()
     grad_ctx = torch.inference_mode if a.grad_mode == "inference" else torch.no_grad
-    frameworks = ["pytorch-eager"] + (["cuda-graph"] if a.graphs else [])
+    compile_fw = {"default": "torch-compile", "reduce-overhead": "torch-compile-reduce-overhead"}
+    for mode in filter(None, a.compile.split(",")):
+        if mode not in compile_fw:
+            ap.error(f"--compile: unknown mode '{mode}' (default, reduce-overhead)")
+    frameworks = (["pytorch-eager"] + (["cuda-graph"] if a.graphs else []) +
+                  [compile_fw[m] for m in filter(None, a.compile.split(","))])
+    compiled = {}  # (model, precision, mode) -> torch.compile'd module
     points = [{"model": name, "precision": p, "batch": int(b), "framework": fw, "host": [], "ev": [],
                "visits": [], "probes": [], "order": [], "row": None, "failed": False}
               for (name, p) in built for b in a.batches.split(",") for fw in frameworks]
@@ -180,6 +246,18 @@ def main():
         xs = model_zoo.cast_inputs(model_zoo.inputs(name, b, a.seq, dev), dtypes[p])
         if pt["framework"] == "pytorch-eager":
             return m, xs, (lambda: m(*xs)), None
+        if pt["framework"].startswith("torch-compile"):
+            mode = "reduce-overhead" if pt["framework"].endswith("reduce-overhead") else "default"
+            key = (name, p, mode)
+            if key not in compiled:
+                compiled[key] = torch.compile(m, mode=None if mode == "default" else mode)
+            cm = compiled[key]
+            if "compile_s" not in pt:
+                t0 = time.perf_counter()  # the first call at this shape compiles
+                cm(*xs)
+                torch.cuda.synchronize()
+                pt["compile_s"] = time.perf_counter() - t0
+            return m, xs, (lambda: cm(*xs)), None
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side), grad_ctx():
@@ -231,6 +309,8 @@ def main():
                     if pt["row"] is None:
                         pt["row"] = base_row(name, spec, kind, p, b, a.seq, xs, a.models_dir,
                                              pt["framework"], a.grad_mode)
+                        if "compile_s" in pt:
+                            pt["row"]["compile_s"] = round(pt["compile_s"], 2)
                     del graph
                 lat = spread(host)
                 pt["host"] += host

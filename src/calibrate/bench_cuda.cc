@@ -134,7 +134,7 @@ class Bench {
 
   Status RunDispatch() {
     for (Framework f : opt_.frameworks) {
-      if (f == Framework::kPytorchEager) continue;  // driven through python3, see RunBench
+      if (IsPythonEager(f)) continue;  // driven through python3, see RunBench
       DispatchChains(f);
       if (f == Framework::kCudaGraph) GraphGapChains();
     }
@@ -762,9 +762,9 @@ Status RunBench(const BenchOptions& opt, const ProgressFn& progress) {
   torch::jit::setTensorExprFuserEnabled(true);
   bool eager_done = false;  // a resumed file that has Python-eager rows keeps them
   for (const json& row : out.doc()["dispatch"])
-    eager_done = eager_done || row.value("framework", "") == "pytorch-eager";
-  if (!eager_done && std::find(opt.frameworks.begin(), opt.frameworks.end(), Framework::kPytorchEager) !=
-      opt.frameworks.end()) {
+    eager_done = eager_done || row.value("framework", "").rfind("pytorch-eager", 0) == 0;
+  const bool want_eager = std::any_of(opt.frameworks.begin(), opt.frameworks.end(), IsPythonEager);
+  if (!eager_done && want_eager) {
     std::string script = opt.eager_script.empty() ? DefaultEagerScript() : opt.eager_script;
     std::string part = opt.output + ".eager.json";
     std::vector<std::string> argv = {opt.python, script, "--device", std::to_string(opt.device)};

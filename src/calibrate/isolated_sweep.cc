@@ -28,6 +28,8 @@ json InputsJson(const RunOptions& o) {
 }
 
 std::string ExitText(int status) {
+  if (status == kWorkerTimedOut)
+    return "the worker process ran past its time limit (validate --worker-timeout) and was killed";
   if (status < 0) return "the worker process was killed by signal " + std::to_string(-status);
   return "the worker process exited with code " + std::to_string(status);
 }
@@ -192,6 +194,19 @@ Status MeasureModelsIsolated(const std::vector<RunOptions>& models, const SweepO
             continue;
           }
           if (!p.failed) rest.push_back(req.visits[k].point);
+        }
+        if (status == kWorkerTimedOut) {
+          // A hang repeats (a JIT that never finishes optimising, a capture that never returns):
+          // the model's other points fail with the same reason rather than each costing the limit.
+          for (size_t i : rest) {
+            ++done;
+            points[i].failed = true;
+            json row = points[i].row;
+            row["error"] = ExitText(status) + " during an earlier point of this model";
+            row["round"] = r + 1;
+            failures.push_back(row);
+          }
+          rest.clear();
         }
         if (status == 0 && !rest.empty() && !stopped_by_error) {
           // A worker that ends well must report every visit; one that did not is a bug.

@@ -33,7 +33,9 @@
 namespace ftax {
 
 // Runs one worker on `request`; the worker appends its result lines to `result_path`.
-// Returns the worker's exit status: 0, its exit code, or minus the signal that ended it.
+// Returns the worker's exit status: 0, its exit code, minus the signal that ended it, or
+// kWorkerTimedOut when the launcher killed it for running past its time limit.
+inline constexpr int kWorkerTimedOut = -2000;
 using WorkerLauncher = std::function<int(const WorkerRequest& request, const std::string& result_path)>;
 
 struct SweepOptions {

@@ -59,8 +59,7 @@ void SetupBenchCommand(CLI::App& app) {
   cmd->add_option("-o,--output", opt->output, "measurement file to write")->required();
   cmd->add_option("--device", opt->device, "CUDA device index")->capture_default_str();
   cmd->add_option("--frameworks", opt->frameworks,
-                  "frameworks to measure (default all: pytorch-eager, libtorch-eager, "
-                  "torchscript, cuda-graph)")
+                  "frameworks to measure (default all: " + FrameworkNames() + ")")
       ->delimiter(',');
   cmd->add_option("--dtypes", opt->dtypes, "dtypes for kernel sweeps (default fp32,fp16,bf16)")
       ->delimiter(',');

@@ -207,7 +207,7 @@ int RunCalibrateFromTrace(const FromTraceOptions& o) {
     if (SameFile(r.path, o.output))
       return ReportError(cmd, InvalidInput("-o '" + o.output + "' is also the trace '" + r.path + "'"));
     auto fw = ParseFramework(r.framework);
-    if (*fw != Framework::kPytorchEager && *fw != Framework::kTorchscript)
+    if (!IsPythonEager(*fw) && *fw != Framework::kTorchscript)
       return ReportError(cmd, InvalidInput("trace '" + r.path + "': framework " + r.framework +
                                            ": only pytorch-eager and torchscript dispatch costs are "
                                            "refined from traces"));

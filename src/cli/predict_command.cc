@@ -234,8 +234,7 @@ void SetupPredictCommand(CLI::App& app) {
       "  ftax predict --arch bert --profile P --whatif width=2,framework=cuda-graph");
   AddModelSourceOptions(cmd, &o->model, true);
   cmd->add_option("--profile", o->profile, "host profile: a shipped name (h200, h100; `ftax profiles` lists them) or a profile file");
-  cmd->add_option("--framework", o->frameworks,
-                  "pytorch-eager, libtorch-eager, torchscript, cuda-graph (comma list)")
+  cmd->add_option("--framework", o->frameworks, FrameworkListHelp())
       ->delimiter(',')
       ->capture_default_str();
   cmd->add_option("--precision", o->precisions, "fp32, fp16, bf16 (comma list)")

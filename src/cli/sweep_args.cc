@@ -47,13 +47,25 @@ Expected<std::vector<int64_t>> ParseBatchList(const std::string& text) {
   return out;
 }
 
+std::string FrameworkNames() {
+  std::string out;
+  for (Framework f : AllFrameworks()) out += std::string(out.empty() ? "" : ", ") + FrameworkName(f);
+  return out;
+}
+
+std::string FrameworkListHelp() {
+  std::string out = "comma list of:";
+  for (Framework f : AllFrameworks())
+    out += std::string("\n  ") + FrameworkName(f) + ": " + FrameworkDescription(f);
+  return out;
+}
+
 Expected<std::vector<Framework>> ParseFrameworkList(const std::vector<std::string>& names) {
   std::vector<Framework> out;
   for (const auto& n : names) {
     auto f = ParseFramework(n);
     if (!f)
-      return InvalidInput("--framework: unknown framework '" + n +
-                          "' (pytorch-eager, libtorch-eager, torchscript, cuda-graph)");
+      return InvalidInput("--framework: unknown framework '" + n + "' (" + FrameworkNames() + ")");
     if (std::find(out.begin(), out.end(), *f) == out.end()) out.push_back(*f);
   }
   return out;

@@ -13,6 +13,10 @@
 namespace ftax::cli {
 
 Expected<std::vector<int64_t>> ParseBatchList(const std::string& text);
+// The framework names, comma-separated ("pytorch-eager, libtorch-eager, ..."), and one line per
+// framework saying what it runs, for --help.
+std::string FrameworkNames();
+std::string FrameworkListHelp();
 Expected<std::vector<Framework>> ParseFrameworkList(const std::vector<std::string>& names);
 Expected<std::vector<DType>> ParsePrecisionList(const std::vector<std::string>& names);
 

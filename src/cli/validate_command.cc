@@ -39,6 +39,7 @@ struct ValidateOptions {
   std::string output;
   std::string format = "table";
   double budget_s = 1.0;
+  double worker_timeout_s = 600;
   int rounds = 1;
   uint64_t seed = 1;
   int device = 0;
@@ -275,7 +276,8 @@ int RunValidate(const ValidateOptions& o) {
         rq << WorkerRequestToJson(req).dump() << "\n";
         if (!rq) return -1000;
       }
-      const int st = RunSelf({"validate", "--worker", path, "--worker-out", result});
+      const int st = RunSelf({"validate", "--worker", path, "--worker-out", result}, o.worker_timeout_s,
+                             kWorkerTimedOut);
       std::remove(path.c_str());
       return st;
     };
@@ -443,6 +445,11 @@ void SetupValidateCommand(CLI::App& app) {
   cmd->add_option("-o,--output", o->output, "where to write measurements (with MODEL) or the report");
   cmd->add_option("--format", o->format, "table, json or csv")->capture_default_str();
   cmd->add_option("--budget-s", o->budget_s, "timing budget per point (s)")->capture_default_str();
+  cmd->add_option("--worker-timeout", o->worker_timeout_s,
+                  "seconds one worker process (one model's points in one round) may run before it is "
+                  "killed and its remaining points recorded as failures; 0: no limit")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--rounds", o->rounds,
                   "visit every point this many times, in a new shuffled order each round, timing "
                   "budget/rounds per visit, and pool the samples: host drift then reaches every "

@@ -6,14 +6,17 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 extern char** environ;
 
 namespace ftax::cli {
 
-int RunSelf(const std::vector<std::string>& args) {
+int RunSelf(const std::vector<std::string>& args, double timeout_s, int timed_out_status) {
   std::vector<std::string> all = {"ftax"};
   all.insert(all.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -22,8 +25,24 @@ int RunSelf(const std::vector<std::string>& args) {
   pid_t pid = 0;
   if (posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv.data(), environ) != 0) return -1000;
   int st = 0;
-  while (waitpid(pid, &st, 0) < 0) {
-    if (errno != EINTR) return -1000;
+  if (timeout_s > 0) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    for (;;) {
+      const pid_t r = waitpid(pid, &st, WNOHANG);
+      if (r == pid) break;
+      if (r < 0 && errno != EINTR) return -1000;
+      if (std::chrono::steady_clock::now() >= deadline) {
+        kill(pid, SIGKILL);
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+        }
+        return timed_out_status;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  } else {
+    while (waitpid(pid, &st, 0) < 0) {
+      if (errno != EINTR) return -1000;
+    }
   }
   if (WIFEXITED(st)) return WEXITSTATUS(st);
   if (WIFSIGNALED(st)) return -WTERMSIG(st);

@@ -8,14 +8,33 @@ const char* FrameworkName(Framework f) {
     case Framework::kLibtorchEager: return "libtorch-eager";
     case Framework::kTorchscript: return "torchscript";
     case Framework::kCudaGraph: return "cuda-graph";
+    case Framework::kPytorchEagerNoGrad: return "pytorch-eager-no-grad";
   }
   return "?";
+}
+
+const char* FrameworkDescription(Framework f) {
+  switch (f) {
+    case Framework::kPytorchEager: return "model(x) from Python under torch.inference_mode()";
+    case Framework::kPytorchEagerNoGrad: return "model(x) from Python under torch.no_grad()";
+    case Framework::kLibtorchEager: return "the same ATen calls issued from C++ (LibTorch), no Python";
+    case Framework::kTorchscript: return "a torch.jit.trace'd module run by the TorchScript interpreter";
+    case Framework::kCudaGraph:
+      return "the model captured once with torch.cuda.graph and replayed (g.replay())";
+  }
+  return "?";
+}
+
+bool IsPythonEager(Framework f) {
+  return f == Framework::kPytorchEager || f == Framework::kPytorchEagerNoGrad;
 }
 
 std::optional<Framework> ParseFramework(const std::string& name) {
   for (Framework f : AllFrameworks())
     if (name == FrameworkName(f)) return f;
-  if (name == "pytorch" || name == "eager") return Framework::kPytorchEager;
+  if (name == "pytorch" || name == "eager" || name == "pytorch-eager-inference")
+    return Framework::kPytorchEager;
+  if (name == "no-grad" || name == "eager-no-grad") return Framework::kPytorchEagerNoGrad;
   if (name == "libtorch") return Framework::kLibtorchEager;
   if (name == "jit" || name == "ts") return Framework::kTorchscript;
   if (name == "cudagraph" || name == "cuda-graphs") return Framework::kCudaGraph;
@@ -24,7 +43,7 @@ std::optional<Framework> ParseFramework(const std::string& name) {
 
 std::vector<Framework> AllFrameworks() {
   return {Framework::kPytorchEager, Framework::kLibtorchEager, Framework::kTorchscript,
-          Framework::kCudaGraph};
+          Framework::kCudaGraph, Framework::kPytorchEagerNoGrad};
 }
 
 const char* KernelClassName(KernelClass c) {

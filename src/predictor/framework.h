@@ -13,9 +13,17 @@
 
 namespace ftax {
 
-enum class Framework { kPytorchEager, kLibtorchEager, kTorchscript, kCudaGraph };
+// Python eager comes in the two modes inference code runs under, each with its own dispatch
+// costs: kPytorchEager is `torch.inference_mode()` (what PyTorch tells users to use for
+// inference), kPytorchEagerNoGrad is `torch.no_grad()` (autograd's version counters and view
+// tracking stay on, so each call costs a little more).
+enum class Framework { kPytorchEager, kLibtorchEager, kTorchscript, kCudaGraph, kPytorchEagerNoGrad };
 
 const char* FrameworkName(Framework f);  // "pytorch-eager", "libtorch-eager", ...
+// One sentence a PyTorch user recognises, for --help and reports.
+const char* FrameworkDescription(Framework f);
+// Python eager in either mode: per-op Python + dispatcher costs and nn.Module calls.
+bool IsPythonEager(Framework f);
 std::optional<Framework> ParseFramework(const std::string& name);
 std::vector<Framework> AllFrameworks();
 

@@ -48,7 +48,7 @@ class Walker {
       if (!s.ok()) return s;
     }
     if (opt_.framework == Framework::kTorchscript || opt_.framework == Framework::kCudaGraph) FuseElementwiseChains();
-    work_.module_calls = opt_.framework == Framework::kPytorchEager ? CountModuleCalls(g_) : 0;
+    work_.module_calls = IsPythonEager(opt_.framework) ? CountModuleCalls(g_) : 0;
     bool any_onnx = std::any_of(g_.ops.begin(), g_.ops.end(),
                                 [](const Op& op) { return op.domain != "aten"; });
     if (any_onnx && opt_.framework != Framework::kCudaGraph)
@@ -497,7 +497,7 @@ class Walker {
         double sq = double((*q)[2].value), d = double((*q)[3].value), sk = double((*kv)[2].value);
         // HF models drop an all-ones padding mask in eager mode (a data-dependent check), while
         // a trace keeps it: eager runs the unmasked kernel, TorchScript the masked one.
-        const bool eager_fw = opt_.framework == Framework::kPytorchEager ||
+        const bool eager_fw = IsPythonEager(opt_.framework) ||
                               opt_.framework == Framework::kLibtorchEager;
         const bool masked = op.inputs.size() > 3 && !op.inputs[3].empty() &&
                             !(eager_fw && op.domain == "aten");
@@ -693,7 +693,7 @@ class Walker {
       work_.kernels.push_back(a);
     };
     const bool half = opt_.precision == DType::kFloat16 || opt_.precision == DType::kBFloat16;
-    const bool eager = opt_.framework == Framework::kPytorchEager ||
+    const bool eager = IsPythonEager(opt_.framework) ||
                        opt_.framework == Framework::kLibtorchEager;
     if (op.domain != "aten") return;
     if (eager) {

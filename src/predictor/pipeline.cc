@@ -78,7 +78,7 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
       view = lt->dispatch_us[int(DispatchClass::kView)].value;
     }
     rp.launch_us = std::max(0.0, kernel - view);
-    if (framework == Framework::kPytorchEager) {
+    if (IsPythonEager(framework)) {
       rp.module_us = ValueOr(f->module_us, 0);
       rp.module_se = SeOr0(f->module_us);
       if (!f->module_us.known() && work.module_calls > 0)

@@ -30,7 +30,8 @@ RunOptions Model(const std::string& name) {
 
 // A fake worker: every visit takes `ms` for its model; `fail` decides, per (model,
 // framework), what goes wrong: "capture" writes an error line and stops (as a failed capture
-// does), "crash" dies without a line, "load" cannot load the model.
+// does), "crash" dies without a line, "hang" is killed at the launcher's time limit, "load"
+// cannot load the model.
 struct FakeWorkers {
   std::map<std::string, std::string> fail;
   std::vector<std::vector<std::pair<std::string, std::string>>> launches;  // per worker: (model, point)
@@ -54,6 +55,7 @@ struct FakeWorkers {
         return 1;
       }
       if (how == "crash") return -9;
+      if (how == "hang") return kWorkerTimedOut;  // the launcher killed it at its time limit
       json line = {{"visit", k}, {"point", v.point}, {"host_ms", {1.0, 1.1, 0.9}}, {"event_ms", {0.9, 1.0, 0.8}}};
       if (req.probe) line["probe_us"] = 7.0;
       if (v.record_kernels)
@@ -133,6 +135,22 @@ TEST_F(IsolatedSweepTest, ACrashCostsOnlyThePointItHappenedOn) {
     EXPECT_EQ(f["framework"], "torchscript");
     EXPECT_NE(f["error"].get<std::string>().find("signal 9"), std::string::npos) << f.dump();
   }
+}
+
+TEST_F(IsolatedSweepTest, AWorkerKilledAtItsTimeLimitFailsItsModelOnly) {
+  FakeWorkers fake;
+  fake.fail["densenet/torchscript"] = "hang";
+  json doc = Run({Model("densenet"), Model("resnet")}, fake, 2);
+  EXPECT_EQ(Points(doc["rows"]), (std::set<std::string>{"resnet/torchscript/1", "resnet/torchscript/8",
+                                                       "resnet/cuda-graph/1", "resnet/cuda-graph/8"}));
+  ASSERT_EQ(doc["failures"].size(), 4u);  // each of densenet's points, once
+  for (const json& f : doc["failures"]) {
+    EXPECT_EQ(f["model"], "densenet");
+    EXPECT_NE(f["error"].get<std::string>().find("time limit"), std::string::npos) << f.dump();
+  }
+  size_t densenet_launches = 0;
+  for (const auto& l : fake.launches) densenet_launches += !l.empty() && l[0].first == "densenet";
+  EXPECT_EQ(densenet_launches, 1u);  // one hang is not waited out again, in this round or the next
 }
 
 TEST_F(IsolatedSweepTest, AModelThatCannotLoadFailsAloneAndOnce) {

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The model-zoo campaign on a CUDA host: one part of the zoo (scripts/model_zoo.py), measured the
+# way users run it, in one command that fits in one device call:
+#   scripts/zoo_campaign.sh K/N          # part K of N; N=6 parts cover the 54 models
+#   scripts/zoo_campaign.sh MODEL,MODEL  # those models
+# It builds ftax if the carried binary does not run (in the background, while the part's models
+# are traced to TorchScript, which times nothing), benches the host (`ftax bench`, so that the
+# part is predicted from this host's own bench), runs `ftax validate` through the TorchScript
+# interpreter and as CUDA graphs captured from the trace, then Python eager under
+# torch.inference_mode() and CUDA graphs captured from the eager module
+# (scripts/validate_eager.py --graphs). Nothing else runs on the host while a stage times, and
+# no profiler is attached while timing; kernel records come from separate passes.
+# Results in $OUT (or ./out): bench.measurements.json, torchscript-cudagraph.json, eager.json,
+# export.json (which models traced, and why the others did not), campaign.log, and models.tar
+# (the traces, weights zeroed, for predicting from the trace on any machine).
+# Env: PRECISIONS (fp16,fp32), BATCHES (1,4,16,64,128), BUDGET_S (0.25), ROUNDS (1), BENCH
+# (full|quick|none, default full), STAGES (ts,eager: which of the two to run), TS_FRAMEWORKS
+# (torchscript,cuda-graph: what `ftax validate` runs from the trace; CUDA graphs captured from
+# the eager module are always measured), DEADLINE_S (520): seconds the whole campaign may take;
+# each stage gets what is left (a stage cut short keeps the rows it wrote: both write as they
+# go); WORKER_TIMEOUT_S (90): one `ftax validate` worker; MODEL_TIMEOUT_S (60): one model's
+# Python eager process; EAGER_ARGS: more options of validate_eager.py.
+set -uo pipefail
+[ $# -eq 1 ] || { echo "usage: $0 K/N | MODEL,MODEL,...   (part K of N of the model zoo, or those models)" >&2; exit 2; }
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${OUT:-$root/out}
+mkdir -p "$out"
+cd "$root"
+start=$(date +%s)
+deadline=$(( start + ${DEADLINE_S:-520} ))
+left() { echo $(( deadline - $(date +%s) )); }
+if [[ $1 == */* ]]; then models=$(python3 scripts/model_zoo.py --part "$1") || exit 2; else models=$1; fi
+export MODELS=$models PRECISIONS=${PRECISIONS:-fp16,fp32} BATCHES=${BATCHES:-1,4,16,64,128}
+export BUDGET_S=${BUDGET_S:-0.25} ROUNDS=${ROUNDS:-1}
+log() { echo "[zoo $(date +%H:%M:%S) +$(( $(date +%s) - start ))s] $*" | tee -a "$out/campaign.log" >&2; }
+log "part $1: $models"
+source scripts/gpu_env.sh
+ftax=${FTAX:-$root/build-gpu/ftax}
+export FTAX=$ftax
+stages=",${STAGES:-ts,eager},"
+build_pid=
+if [[ $stages == *,ts,* || ${BENCH:-full} != none ]] && ! "$ftax" --version >/dev/null 2>&1; then
+  log "building ftax (in the background, while the models are traced)"
+  scripts/build_gpu.sh "$root/build-gpu" >"$out/build.log" 2>&1 &
+  build_pid=$!
+fi
+
+mkdir -p /tmp/models
+PYTHONUNBUFFERED=1 timeout -k 5 $(( $(left) / 2 )) python3 scripts/export_torchscript.py --out /tmp/models \
+  --models "$MODELS" --precisions "$PRECISIONS" --report "$out/export.json" 2>&1 | tee -a "$out/campaign.log" | tail -3
+if [ -n "$build_pid" ]; then
+  wait "$build_pid" && log "built" || log "build failed: $(tail -3 "$out/build.log" | tr '\n' ' ')"
+fi
+
+if "$ftax" --version >/dev/null 2>&1; then
+  case "${BENCH:-full}" in
+    full) timeout -k 5 $(( $(left) / 3 )) env OUT="$out" scripts/gpu_campaign.sh bench || log "bench ended with $?" ;;
+    quick) timeout -k 5 $(( $(left) / 3 )) env OUT="$out" scripts/gpu_campaign.sh quickbench || log "bench ended with $?" ;;
+    none) ;;
+  esac
+  [ -f "$out/measurements.json" ] && mv "$out/measurements.json" "$out/bench.measurements.json"
+  if [[ $stages == *,ts,* ]]; then
+    if [[ $stages == ",ts," ]]; then share=$(( $(left) - 15 )); else share=$(( $(left) / 2 )); fi
+    timeout -k 10 "$share" env OUT="$out" SKIP_EXPORT=1 WORKER_TIMEOUT_S="${WORKER_TIMEOUT_S:-90}" \
+      scripts/gpu_campaign.sh ts || log "ts stage ended with $?"
+  fi
+else
+  log "no ftax binary: no bench and no TorchScript stage"
+fi
+[ -f "$out/validation_ts.json" ] && python3 scripts/keep_traces.py "$out/validation_ts.json" --models-out "$out/models"
+[ -f "$out/validation_ts.json" ] && mv "$out/validation_ts.json" "$out/torchscript-cudagraph.json"
+if [[ $stages == *,eager,* ]]; then
+  timeout -k 10 $(( $(left) - 15 )) env OUT="$out" \
+    EAGER_ARGS="--graphs --model-timeout-s ${MODEL_TIMEOUT_S:-60} ${EAGER_ARGS:-}" \
+    scripts/gpu_campaign.sh eager || log "eager stage ended with $?"
+fi
+[ -f "$out/validation_eager.json" ] && python3 scripts/keep_traces.py "$out/validation_eager.json" --models-out "$out/models"
+[ -f "$out/validation_eager.json" ] && mv "$out/validation_eager.json" "$out/eager.json"
+# One archive for the traces: a device call returns at most 8 files.
+[ -d "$out/models" ] && tar -C "$out" -cf "$out/models.tar" models && rm -rf "$out/models"
+log "part $1 done"
