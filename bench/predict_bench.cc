@@ -6,6 +6,7 @@
 #include <random>
 
 #include "graph/arch_spec.h"
+#include "calibrate/profile_file.h"
 #include "predictor/host_profile.h"
 #include "predictor/kernel_cost.h"
 #include "predictor/lowering.h"

@@ -1,4 +1,5 @@
 #include "calibrate/framework_refit.h"
+#include "calibrate/profile_file.h"
 #include "common/clock.h"
 #include "common/percentile.h"
 

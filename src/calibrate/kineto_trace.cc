@@ -1,4 +1,5 @@
 #include "calibrate/kineto_trace.h"
+#include "common/json_file.h"
 #include "common/file_io.h"
 
 #include "common/percentile.h"
@@ -16,14 +17,9 @@ using json = nlohmann::json;
 }  // namespace
 
 Expected<json> ReadKinetoTrace(const std::string& path) {
-  Expected<std::string> text = ReadRegularFile(path, "trace");
-  if (!text.ok()) return text.status();
-  json t;
-  try {
-    t = nlohmann::json::parse(text.value());
-  } catch (const std::exception& e) {
-    return InvalidInput("trace '" + path + "' is not valid JSON: " + e.what());
-  }
+  Expected<json> read = ReadJsonFile(path, "trace");
+  if (!read.ok()) return read.status();
+  const json& t = read.value();
   const json* events = nullptr;
   if (t.is_object() && t.contains("traceEvents") && t["traceEvents"].is_array()) events = &t["traceEvents"];
   else if (t.is_array()) events = &t;

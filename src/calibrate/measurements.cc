@@ -1,4 +1,5 @@
 #include "calibrate/measurements.h"
+#include "common/json_file.h"
 #include "common/file_io.h"
 
 #include <cmath>
@@ -251,15 +252,9 @@ Expected<Measurements> MeasurementsFromJson(const json& j) {
 }
 
 Expected<Measurements> LoadMeasurements(const std::string& path) {
-  Expected<std::string> text = ReadRegularFile(path, "measurements");
-  if (!text.ok()) return text.status();
-  json j;
-  try {
-    j = nlohmann::json::parse(text.value());
-  } catch (const json::exception& e) {
-    return InvalidInput("measurements '" + path + "' is not valid JSON: " + e.what());
-  }
-  Expected<Measurements> m = MeasurementsFromJson(j);
+  Expected<json> j = ReadJsonFile(path, "measurements");
+  if (!j.ok()) return j.status();
+  Expected<Measurements> m = MeasurementsFromJson(j.value());
   if (!m.ok()) return m.status().WithContext(path);
   m->source = path;
   return m;

@@ -1,19 +1,15 @@
 #include <fstream>
 
 #include "calibrate/model_runner.h"
+#include "common/json_file.h"
 #include "common/file_io.h"
 
 namespace ftax {
 
 Status ReadModelMeta(const std::string& meta_path, RunOptions* o) {
-  Expected<std::string> text = ReadRegularFile(meta_path, "model description");
-  if (!text.ok()) return text.status();
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text.value());
-  } catch (const std::exception& e) {
-    return InvalidInput("'" + meta_path + "' is not valid JSON: " + e.what());
-  }
+  Expected<nlohmann::json> read = ReadJsonFile(meta_path, "model description");
+  if (!read.ok()) return read.status();
+  const nlohmann::json& j = read.value();
   if (!j.contains("inputs") || !j["inputs"].is_array())
     return InvalidInput("'" + meta_path + "': missing array 'inputs'");
   o->inputs.clear();

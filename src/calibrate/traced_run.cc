@@ -1,4 +1,5 @@
 #include "calibrate/traced_run.h"
+#include "common/json_file.h"
 #include "common/file_io.h"
 
 #include <filesystem>
@@ -75,14 +76,9 @@ Expected<TracedRun> TracedRunFromJson(const json& j, const std::string& where,
 
 Expected<std::vector<TracedRun>> LoadTraceManifest(const std::string& path,
                                                    const std::string& default_framework) {
-  Expected<std::string> text = ReadRegularFile(path, "trace manifest");
-  if (!text.ok()) return text.status();
-  json j;
-  try {
-    j = nlohmann::json::parse(text.value());
-  } catch (const std::exception& e) {
-    return InvalidInput("trace manifest '" + path + "' is not valid JSON: " + e.what());
-  }
+  Expected<json> read = ReadJsonFile(path, "trace manifest");
+  if (!read.ok()) return read.status();
+  const json& j = read.value();
   const json* list = nullptr;
   std::string prefix = path;
   if (j.is_array()) {

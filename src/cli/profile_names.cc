@@ -1,4 +1,5 @@
 #include "cli/profile_names.h"
+#include "calibrate/profile_file.h"
 
 #include <sys/stat.h>
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "calibrate/profile_file.h"
 #include "predictor/host_profile.h"
 
 namespace ftax::cli {

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "calibrate/profile_file.h"
 #include "cli/profile_names.h"
 #include "cli/text_table.h"
 

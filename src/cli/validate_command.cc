@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "calibrate/isolated_sweep.h"
+#include "common/json_file.h"
 #include "calibrate/model_runner.h"
 #include "calibrate/run_resume.h"
 #include "calibrate/framework_refit.h"
@@ -320,14 +321,9 @@ int RunValidate(const ValidateOptions& o) {
     measured["rows"].push_back(row.value());
   }
   for (const std::string& path : o.measured) {
-    Expected<std::string> text = ReadRegularFile(path, "measurements");
-    if (!text.ok()) return ReportError("validate", text.status());
-    json j;
-    try {
-      j = json::parse(text.value());
-    } catch (const std::exception& e) {
-      return ReportError("validate", InvalidInput("'" + path + "' is not valid JSON: " + e.what()));
-    }
+    Expected<json> read = ReadJsonFile(path, "measurements");
+    if (!read.ok()) return ReportError("validate", read.status());
+    json& j = read.value();
     if (!j.is_object() || !j.contains("rows") || !j["rows"].is_array())
       return ReportError("validate", InvalidInput("'" + path + "': missing array 'rows'"));
     // Each row's values are checked before anything is predicted from it.

@@ -1,9 +1,7 @@
 #include "predictor/host_profile.h"
 
-#include "common/file_io.h"
 #include "predictor/kernel_cost.h"
 
-#include <fstream>
 #include <sstream>
 
 namespace ftax {
@@ -299,20 +297,6 @@ Expected<HostProfile> HostProfileFromJson(const json& j) {
   } catch (const json::exception& e) {
     return InvalidInput(std::string("profile: a field has the wrong type: ") + e.what());
   }
-}
-
-Expected<HostProfile> LoadHostProfile(const std::string& path) {
-  Expected<std::string> text = ReadRegularFile(path, "profile");
-  if (!text.ok()) return text.status();
-  json j;
-  try {
-    j = nlohmann::json::parse(text.value());
-  } catch (const json::exception& e) {
-    return InvalidInput("profile '" + path + "' is not valid JSON: " + e.what());
-  }
-  Expected<HostProfile> p = HostProfileFromJson(j);
-  if (!p.ok()) return p.status().WithContext(path);
-  return p;
 }
 
 json HostProfileToJson(const HostProfile& p) {

@@ -7,7 +7,7 @@
 // error; unknown values are null, never a magic number. The predictor sees profiles only
 // through this struct; it never reads files itself.
 //
-//   Expected<HostProfile> p = LoadHostProfile("data/profiles/h200.json");
+//   Expected<HostProfile> p = HostProfileFromJson(doc);  // a file: LoadHostProfile (calibrate/profile_file.h)
 //   const KernelParams* gemm = p->gpu.Find(KernelClass::kGemm, DType::kFloat16);
 #pragma once
 
@@ -117,8 +117,6 @@ struct HostProfile {
 
 // Parses and validates a profile; errors name the JSON field at fault.
 Expected<HostProfile> HostProfileFromJson(const nlohmann::json& j);
-// Reads a file; errors name the file.
-Expected<HostProfile> LoadHostProfile(const std::string& path);
 nlohmann::json HostProfileToJson(const HostProfile& p);
 
 std::string KernelKey(KernelClass c, DType t);

@@ -11,6 +11,7 @@
 #include "../ftax_cli_run.h"
 
 #include "predictor/host_profile.h"
+#include "calibrate/profile_file.h"
 #include "synthetic_measurements.h"
 
 namespace ftax {

@@ -13,6 +13,7 @@
 #include "../ftax_cli_run.h"
 #include "synthetic_trace.h"
 #include "predictor/host_profile.h"
+#include "calibrate/profile_file.h"
 
 namespace ftax {
 namespace {

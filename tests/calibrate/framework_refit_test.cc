@@ -2,6 +2,7 @@
 // (the path of `ftax calibrate --from-trace`): which rows are used, the scale and its error,
 // the profiler overhead factor, and the provenance record.
 #include "calibrate/framework_refit.h"
+#include "calibrate/profile_file.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "calibrate/measurements.h"
+#include "calibrate/profile_file.h"
 #include "calibrate/validation_report.h"
 #include "predictor/host_profile.h"
 

@@ -1,5 +1,6 @@
 // The validation report's bound check: prediction and measurement judged by the same rule.
 #include "calibrate/validation_report.h"
+#include "calibrate/profile_file.h"
 
 #include <gtest/gtest.h>
 

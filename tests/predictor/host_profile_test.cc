@@ -94,11 +94,5 @@ TEST(HostProfileTest, NullValuesStayUnknown) {
   EXPECT_FALSE(p->FindFramework(Framework::kPytorchEager)->module_us.known());
 }
 
-TEST(HostProfileTest, MissingFileIsNotFound) {
-  Expected<HostProfile> p = LoadHostProfile("/nonexistent/profile.json");
-  ASSERT_FALSE(p.ok());
-  EXPECT_EQ(p.status().code(), ErrorCode::kNotFound);
-}
-
 }  // namespace
 }  // namespace ftax
