@@ -594,7 +594,7 @@ void RegisterAten(CostRegistry& r) {
       DataMovement);
   reg({"zeros", "ones", "full", "arange", "empty", "zeros_like", "ones_like", "full_like",
        "new_zeros", "new_ones", "randn", "rand", "scalar_tensor", "empty_like", "full_like",
-       "rand_like", "randn_like", "new_full", "new_empty"},
+       "rand_like", "randn_like", "new_full", "new_empty", "tensor"},
       Fill);
   reg({"add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "neg", "abs", "relu",
        "relu_", "relu6", "hardtanh", "hardtanh_", "clamp", "clamp_min", "clamp_max",
@@ -613,6 +613,9 @@ void RegisterAten(CostRegistry& r) {
        "softplus", "elu", "selu", "celu"},
       PerOutputElement(kTranscendentalFlops));
   reg({"hardsigmoid", "hardswish"}, PerOutputElement(3));
+  // v * g / ||v|| over every dim but one (weight-normalized convolutions, e.g. WavLM's
+  // positional convolution): a square, a sum and a scale per element.
+  reg({"_weight_norm"}, PerOutputElement(3));
   reg({"silu", "silu_"}, PerOutputElement(kSiluFlops));
   reg({"gelu", "mish"}, PerOutputElement(kGeluFlops));
   reg({"softmax", "_softmax", "log_softmax", "_log_softmax"}, PerOutputElement(kSoftmaxFlops));

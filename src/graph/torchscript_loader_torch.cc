@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include <torch/csrc/jit/api/function_impl.h>
 #include <torch/csrc/jit/ir/constants.h>
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/library.h>
@@ -71,25 +72,35 @@ class Walker {
     if (++depth_ > 256) return InvalidInput("method calls nested deeper than 256");
     auto meth = m.find_method(method);
     if (!meth) return InvalidInput("module '" + path + "' has no method '" + method + "'");
-    std::shared_ptr<torch::jit::Graph> graph = meth->graph();
+    std::vector<Val> all = {Val::Module(m, path)};  // self
+    all.insert(all.end(), args.begin(), args.end());
+    Status s = CallGraph(*meth->graph(), m, path, method, all, results);
+    --depth_;
+    return s;
+  }
+
+ private:
+  // Walks `graph` with `args` bound to its inputs (self first for a method); ops it holds are
+  // attributed to the module at `path`.
+  Status CallGraph(torch::jit::Graph& graph, const torch::jit::Module& m, const std::string& path,
+                   const std::string& name, const std::vector<Val>& args, std::vector<Val>* results) {
+    if (++depth_ > 256) return InvalidInput("calls nested deeper than 256");
     Frame f;
     f.path = path;
     f.module = m;
-    auto ins = graph->inputs();
-    if (ins.size() != args.size() + 1)
-      return InvalidInput("call of " + path + "." + method + ": " + std::to_string(args.size()) +
-                          " arguments, the method takes " + std::to_string(ins.size() - 1));
-    f.vals[ins[0]] = Val::Module(m, path);
-    for (size_t i = 0; i < args.size(); ++i) f.vals[ins[i + 1]] = args[i];
-    Status s = WalkBlock(graph->block(), f);
+    auto ins = graph.inputs();
+    if (ins.size() != args.size())
+      return InvalidInput("call of " + (path.empty() ? name : path + "." + name) + ": " +
+                          std::to_string(args.size()) + " arguments, it takes " + std::to_string(ins.size()));
+    for (size_t i = 0; i < args.size(); ++i) f.vals[ins[i]] = args[i];
+    Status s = WalkBlock(graph.block(), f);
     if (!s.ok()) return s;
     results->clear();
-    for (torch::jit::Value* out : graph->outputs()) results->push_back(f.Get(out));
+    for (torch::jit::Value* out : graph.outputs()) results->push_back(f.Get(out));
     --depth_;
     return Status::Ok();
   }
 
- private:
   struct Frame {
     std::string path;
     torch::jit::Module module;
@@ -169,9 +180,20 @@ class Walker {
       for (size_t i = 0; i < n->outputs().size() && i < res.size(); ++i) f.vals[n->outputs()[i]] = res[i];
       return Status::Ok();
     }
-    if (k == "prim::CallFunction")
-      return Fail(n, f, "calls of TorchScript functions are not supported (script the module "
-                        "without free functions, or trace it)");
+    if (k == "prim::CallFunction") {
+      // A free TorchScript function (a @torch.jit.script helper a traced model calls, as
+      // DeBERTa's relative positions are): walked like a method, with no module of its own.
+      auto ft = n->inputs().empty() ? nullptr : n->input(0)->type()->cast<c10::FunctionType>();
+      if (!ft) return Fail(n, f, "call of something that is not a TorchScript function");
+      auto* fn = dynamic_cast<torch::jit::GraphFunction*>(ft->function());
+      if (!fn) return Fail(n, f, "call of a function that has no TorchScript graph");
+      std::vector<Val> args(in.begin() + 1, in.end());
+      std::vector<Val> res;
+      Status s = CallGraph(*fn->graph(), f.module, f.path, fn->name(), args, &res);
+      if (!s.ok()) return s;
+      for (size_t i = 0; i < n->outputs().size() && i < res.size(); ++i) f.vals[n->outputs()[i]] = res[i];
+      return Status::Ok();
+    }
     if (k == "prim::ListConstruct" || k == "prim::TupleConstruct") return set1(Val::List(in));
     if (k == "prim::DictConstruct") {
       std::vector<Val> values;

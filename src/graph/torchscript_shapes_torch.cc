@@ -330,7 +330,7 @@ Expected<std::vector<Val>> ShapeRules::Infer(const Call& c) {
                           "square", "exp_", "log1p", "expm1", "trunc", "frac", "nan_to_num", "logit",
                           "erfinv", "log2", "log10", "sinh", "cosh", "asin", "acos", "atan", "threshold",
                           "glu_", "clamp_max_", "clamp_min_", "hardshrink", "softshrink", "tanhshrink",
-                          "sigmoid_backward", "bernoulli", "normal_", "uniform_"})
+                          "sigmoid_backward", "bernoulli", "normal_", "uniform_", "_weight_norm"})
       m[s] = 1;
     for (const char* s : {"softmax", "log_softmax", "_softmax", "_log_softmax", "cumsum", "cumprod"}) m[s] = 2;
     for (const char* s : {"add", "sub", "mul", "div", "rsub", "pow", "maximum", "minimum", "floor_divide",

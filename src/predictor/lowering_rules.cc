@@ -138,6 +138,7 @@ const Row kRows[] = {
   {{"aten", "amax"}, kKer(KR::kReduction)},
   {{"aten", "max"}, kKer(KR::kReduction)},
   {{"aten", "var_mean"}, kKer(KR::kReduction)},
+  {{"aten", "_weight_norm"}, kKer(KR::kReduction)},
   {{"aten", "group_norm"}, kKer(KR::kNorm)},
   {{"aten", "native_layer_norm"}, kKer(KR::kNorm)},
   // ---- ONNX domain ----
@@ -241,7 +242,8 @@ const std::vector<Group>& Groups() {
        {"_to_copy", "copy_", "repeat", "masked_select", "scatter", "scatter_add",
         "index_put", "index_put_", "upsample_bilinear2d", "upsample_bicubic2d", "interpolate",
         "reflection_pad2d", "replication_pad2d", "pixel_shuffle", "pixel_unshuffle",
-        "channel_shuffle", "repeat_interleave", "expand_copy", "permute_copy"}},
+        "channel_shuffle", "repeat_interleave", "expand_copy", "permute_copy",
+        "tensor"}},  // torch.tensor(values, device=cuda): a host-to-device copy
       {"", kKer(KR::kElementwise),
        {"Abs", "Ceil", "Floor", "Round", "Sign", "Reciprocal", "Log", "Sin", "Cos", "Tan",
         "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Softplus",

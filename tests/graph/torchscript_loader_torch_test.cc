@@ -222,3 +222,47 @@ TEST(TorchScriptLoaderErrors, NotTorchScriptFiles) {
 
 }  // namespace
 }  // namespace ftax
+
+namespace ftax {
+namespace {
+
+std::string ZooTrace(const std::string& name) {
+  return std::string(FTAX_SOURCE_DIR) + "/data/models/" + name + ".fp16.pt";
+}
+
+// DeBERTa-v3's traced encoder calls scripted free functions (prim::CallFunction, its relative
+// positions): they are walked like methods, and every op in them is counted.
+TEST(TorchScriptZoo, DebertaFreeFunctionsAreWalked) {
+  Expected<TorchScriptModel> m = TorchScriptModel::Load(ZooTrace("deberta-v3-base"));
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  std::vector<InputShapeFlag> in;
+  for (const std::string& name : m->input_names()) in.push_back({name, {1, 128}, {}, DType::kInt64});
+  TorchScriptWalkOptions o;
+  o.cross_check_with_meta = false;
+  Expected<Graph> g = m->Walk(in, o);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  GraphStats st = Stats(g.value());
+  EXPECT_EQ(st.uncounted_ops, 0);
+  // By hand, per layer of 12: QKV, output and FFN GEMMs over 128 tokens 0.906 G; the shared
+  // key and query projections of the 512 relative-position embeddings 2 x 512 x 768 x 768 =
+  // 0.604 G; scores and context 2 x 128 x 128 x 768 = 0.025 G; content-to-position and
+  // position-to-content 2 x 12 heads x 128 x 512 x 64 = 0.101 G. 12 x 1.636 G = 19.6 G.
+  EXPECT_NEAR(st.totals.macs, 19.63e9, 0.1e9);
+}
+
+// WavLM's positional convolution is weight-normalized (aten::_weight_norm): counted.
+TEST(TorchScriptZoo, WavlmWeightNormIsCounted) {
+  Expected<TorchScriptModel> m = TorchScriptModel::Load(ZooTrace("wavlm-base"));
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  TorchScriptWalkOptions o;
+  o.cross_check_with_meta = false;
+  Expected<Graph> g = m->Walk({{"", {1, 32000}, {}, DType::kFloat16}}, o);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  int weight_norms = 0;
+  for (const Op& op : g->ops) weight_norms += op.type == "_weight_norm";
+  EXPECT_GE(weight_norms, 1);
+  EXPECT_EQ(Stats(g.value()).uncounted_ops, 0);
+}
+
+}  // namespace
+}  // namespace ftax
