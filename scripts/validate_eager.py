@@ -231,9 +231,12 @@ def main():
     frameworks = (["pytorch-eager"] + (["cuda-graph"] if a.graphs else []) +
                   [compile_fw[m] for m in filter(None, a.compile.split(","))])
     compiled = {}  # (model, precision, mode) -> torch.compile'd module
+    # Framework-major order: every eager point of a model is timed (and its kernels recorded)
+    # before its first CUDA graph capture, because a failed capture can leave the process's CUDA
+    # random-number state unusable ("Offset increment outside graph capture") for all that follows.
     points = [{"model": name, "precision": p, "batch": int(b), "framework": fw, "host": [], "ev": [],
                "visits": [], "probes": [], "order": [], "row": None, "failed": False}
-              for (name, p) in built for b in a.batches.split(",") for fw in frameworks]
+              for (name, p) in built for fw in frameworks for b in a.batches.split(",")]
     rounds = max(1, a.rounds)
     probe = torch.randn(8, 8, device=dev)
     visits = 0

@@ -52,12 +52,12 @@ def ok(r):
     return r["within_tolerance"] or (r["framework"] != "cuda-graph" and r["inside_spread"])
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("reports", nargs="+")
     ap.add_argument("--failures", nargs="*", default=[])
     ap.add_argument("--side", choices=["evaluation", "calibration", "all"], default="evaluation")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     keep = {"evaluation": set(model_zoo.EVALUATION), "calibration": set(model_zoo.CALIBRATION),
             "all": set(model_zoo.ZOO)}[a.side]
     rows, crossovers = [], []
@@ -117,12 +117,21 @@ def main():
               f"{statistics.median(errs):+.0f}% | {errs[0]:+.0f}..{errs[-1]:+.0f}% | {cause} |")
 
     fails = []
+    measured = {r["model"] for r in rows}
+    exported = []  # models an export report says were traced: the run meant to measure them
     for path in a.failures:
         doc = json.load(open(path))
+        if doc.get("kind") == "ftax-export-report":
+            exported += [e["model"] for e in doc.get("exported", []) if e.get("model") in keep]
         for f in doc.get("failures", []):
             if f.get("model") in keep:
                 fails.append((f.get("model"), f.get("framework", f.get("stage", "")), f.get("precision", ""),
                               f.get("batch", ""), (f.get("error") or f.get("reason") or "")[:160]))
+    failed = {f[0] for f in fails}
+    for m in dict.fromkeys(exported):
+        if m not in measured and m not in failed:
+            fails.append((m, "all", "", "", "not measured: the run ended (its time limit) before this model "
+                                           "finished; no row was written"))
     if fails:
         print("\n### Models and points that could not run\n")
         print("| model | framework or stage | precision | batch | reason |")

@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""The generated block of docs/validation.md: `zoo_report.py` run on the report that the block's
+BEGIN marker names (with that host run's eager.json and export.json as failure lists).
+
+    validation_summary.py --check docs/validation.md   # exit 1 when the block is stale
+    validation_summary.py --write docs/validation.md   # rewrite the block
+"""
+import argparse
+import io
+import os
+import re
+import sys
+from contextlib import redirect_stdout
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import zoo_report  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BLOCK = re.compile(r"(<!-- BEGIN zoo_report (\S+) -->\n)(.*?)(<!-- END zoo_report -->)", re.S)
+
+
+def render(report):
+    run = os.path.dirname(report)
+    failures = [os.path.join(ROOT, run, f) for f in ("eager.json", "torchscript-cudagraph.json", "export.json")
+                if os.path.exists(os.path.join(ROOT, run, f))]
+    argv = [os.path.join(ROOT, report)] + (["--failures"] + failures if failures else [])
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        rc = zoo_report.main(argv)
+    if rc:
+        raise SystemExit(f"zoo_report.py failed on {report}")
+    return buf.getvalue().replace("### ", "#### ")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    g = ap.add_mutually_exclusive_group(required=True)
+    g.add_argument("--check")
+    g.add_argument("--write")
+    a = ap.parse_args()
+    path = a.check or a.write
+    text = open(path).read()
+    m = BLOCK.search(text)
+    if not m:
+        print(f"{path}: no '<!-- BEGIN zoo_report REPORT -->' ... '<!-- END zoo_report -->' block", file=sys.stderr)
+        return 2
+    want = render(m.group(2))
+    if a.check:
+        if m.group(3) != want:
+            print(f"{path}: the generated block is stale; run scripts/regen_validation_summary.sh", file=sys.stderr)
+            return 1
+        return 0
+    text = text[:m.start(3)] + want + text[m.end(3):]
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.replace(path + ".tmp", path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
