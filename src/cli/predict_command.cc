@@ -1,6 +1,11 @@
-// `ftax predict`: latency per framework, precision and batch, and why.
+// `ftax predict`: latency per framework, precision and batch, and why; for one model (a file or
+// --arch), beside a what-if (--whatif), or for a list of arch specs (--specs).
+#include <cmath>
+#include <cstdio>
 #include <iostream>
+#include <optional>
 #include <sstream>
+#include <utility>
 
 #include "cli/commands.h"
 #include "cli/profile_names.h"
@@ -8,6 +13,7 @@
 #include "cli/prediction_view.h"
 #include "cli/sweep_args.h"
 #include "common/file_io.h"
+#include "graph/dim_binding.h"
 #include "predictor/host_profile.h"
 
 namespace ftax::cli {
@@ -15,6 +21,7 @@ namespace {
 
 struct PredictOptions {
   ModelSourceOptions model;
+  std::string specs;  // a file of arch specs, one a line; "-": standard input
   std::string profile;
   std::vector<std::string> frameworks = {"pytorch-eager", "torchscript", "cuda-graph"};
   std::vector<std::string> precisions = {"fp16"};
@@ -28,9 +35,19 @@ struct PredictOptions {
 };
 
 struct Sweep {
+  ModelSourceOptions model_options;  // what `source` was opened from
   ModelSource source;
+  std::string profile_name;  // as the user named it
   HostProfile profile;
   PredictRequest request;
+};
+
+// What a --whatif changed: its knobs in the order given, and the point settings they fix.
+struct WhatIf {
+  std::vector<std::pair<std::string, std::string>> changed;
+  std::optional<Framework> framework;
+  std::optional<DType> precision;
+  std::optional<int64_t> batch;
 };
 
 Expected<PredictionReport> RunSweep(const Sweep& s) {
@@ -78,53 +95,256 @@ std::vector<WidthHeadroom> Headroom(const Sweep& s, const PredictionReport& base
   return out;
 }
 
-Status ApplyWhatIf(const std::string& text, const PredictOptions& o, Sweep* v) {
+// True when both graphs' inputs have the same shapes (a rebinding changed nothing).
+bool SameInputShapes(const Graph& a, const Graph& b) {
+  if (a.inputs != b.inputs) return false;
+  for (const std::string& in : a.inputs) {
+    const TensorInfo* x = a.Find(in);
+    const TensorInfo* y = b.Find(in);
+    if (!x || !y) return x == y;
+    if (x->shape != y->shape) return false;
+  }
+  return true;
+}
+
+// The model options with the symbolic dim `name` bound to `value` (replacing any --dim for it).
+ModelSourceOptions WithDim(const ModelSourceOptions& options, const std::string& name, int64_t value) {
+  ModelSourceOptions out = options;
+  out.dims.clear();
+  for (const std::string& text : options.dims) {
+    Expected<DimFlag> f = ParseDimFlag(text);
+    if (f.ok() && f->name == name) continue;
+    out.dims.push_back(text);
+  }
+  out.dims.push_back(name + "=" + std::to_string(value));
+  return out;
+}
+
+// Rebinds the sequence dim: the `seq` of an arch spec, or a model file's symbolic dim `seq`.
+// A model whose inputs do not change with it has no such dim, and that is an error rather than
+// a what-if that silently changes nothing.
+Status RebindSeq(const std::string& value, Sweep* v) {
+  Expected<DimFlag> seq = ParseDimFlag("seq=" + value);
+  if (!seq.ok()) return InvalidInput("--whatif seq: '" + value + "' is not a positive integer");
+  ModelSourceOptions mo = WithDim(v->model_options, "seq", seq->value);
+  Expected<ModelSource> src = OpenModelSource(mo);
+  if (!src.ok()) return src.status().WithContext("--whatif seq");
+  // Probe with another seq: if the inputs come out the same, nothing reads `seq`.
+  const int64_t other_seq = seq->value > 1 ? seq->value - 1 : 2;
+  Expected<ModelSource> other = OpenModelSource(WithDim(v->model_options, "seq", other_seq));
+  if (!other.ok()) return other.status().WithContext("--whatif seq");
+  Expected<Graph> g = src->at_batch(1);
+  Expected<Graph> h = other->at_batch(1);
+  if (!g.ok()) return g.status().WithContext("--whatif seq");
+  if (!h.ok()) return h.status().WithContext("--whatif seq");
+  if (SameInputShapes(g.value(), h.value()))
+    return InvalidInput("--whatif seq: " + v->source.description +
+                        " has no sequence dim to rebind (arch specs of sequence models such as "
+                        "bert and gpt have one; a model file needs a symbolic input dim named 'seq')");
+  v->model_options = mo;
+  v->source = src.value();
+  return Status::Ok();
+}
+
+Status ApplyWhatIf(const std::string& text, Sweep* v, WhatIf* w) {
   std::stringstream ss(text);
   std::string part;
   while (std::getline(ss, part, ',')) {
     auto eq = part.find('=');
     if (eq == std::string::npos) return InvalidInput("--whatif: '" + part + "' is not KEY=VALUE");
     std::string key = part.substr(0, eq), value = part.substr(eq + 1);
+    for (const auto& [k, unused] : w->changed)
+      if (k == key) return InvalidInput("--whatif: '" + key + "' is given twice");
     if (key == "width" || key == "depth") {
       if (v->source.arch.empty())
         return Unsupported("--whatif " + key + " needs --arch (a model file cannot be re-shaped)");
       double factor = 0;
       try {
-        factor = std::stod(value);
+        size_t used = 0;
+        factor = std::stod(value, &used);
+        if (used != value.size()) throw std::invalid_argument(value);
       } catch (...) {
         return InvalidInput("--whatif " + key + ": '" + value + "' is not a number");
       }
-      if (!(factor > 0)) return InvalidInput("--whatif " + key + ": must be > 0");
+      if (!(factor > 0) || !std::isfinite(factor)) return InvalidInput("--whatif " + key + ": must be > 0");
       Expected<std::string> spec = ScaleArchSpec(v->source.arch, key, factor);
       if (!spec.ok()) return spec.status();
-      ModelSourceOptions mo = o.model;
+      ModelSourceOptions mo = v->model_options;
       mo.arch = spec.value();
       Expected<ModelSource> src = OpenModelSource(mo);
       if (!src.ok()) return src.status().WithContext("--whatif " + key);
+      v->model_options = mo;
       v->source = src.value();
+    } else if (key == "seq") {
+      Status st = RebindSeq(value, v);
+      if (!st.ok()) return st;
     } else if (key == "framework") {
       auto f = ParseFrameworkList({value});
       if (!f.ok()) return f.status().WithContext("--whatif");
-      v->request.frameworks.assign(v->request.frameworks.size(), f.value()[0]);
+      w->framework = f.value()[0];
+      v->request.frameworks = {f.value()[0]};
     } else if (key == "precision") {
       auto d = ParsePrecisionList({value});
       if (!d.ok()) return d.status().WithContext("--whatif");
-      v->request.precisions.assign(v->request.precisions.size(), d.value()[0]);
+      w->precision = d.value()[0];
+      v->request.precisions = {d.value()[0]};
     } else if (key == "profile") {
       Expected<HostProfile> p = LoadNamedProfile(value);
       if (!p.ok()) return p.status().WithContext("--whatif profile");
       v->profile = p.value();
+      v->profile_name = value;
     } else if (key == "batch") {
       auto b = ParseBatchList(value);
       if (!b.ok()) return b.status().WithContext("--whatif");
       if (b.value().size() != 1) return InvalidInput("--whatif batch takes one value");
-      v->request.batches.assign(v->request.batches.size(), b.value()[0]);
+      w->batch = b.value()[0];
+      v->request.batches = {b.value()[0]};
     } else {
       return InvalidInput("--whatif: unknown key '" + key +
-                          "' (width, depth, framework, precision, profile, batch)");
+                          "' (width, depth, seq, framework, precision, profile, batch)");
     }
+    w->changed.emplace_back(key, value);
   }
   return Status::Ok();
+}
+
+// The what-if's points in the order of the base's: point i is what point i of `base` becomes
+// under the what-if (its framework, precision and batch replaced where the what-if fixes them).
+Expected<PredictionReport> AlignWhatIf(const PredictionReport& base, const PredictionReport& alt,
+                                       const WhatIf& w) {
+  PredictionReport out = alt;
+  out.points.clear();
+  for (const PredictionPoint& p : base.points) {
+    const Framework f = w.framework.value_or(p.framework);
+    const DType d = w.precision.value_or(p.precision);
+    const int64_t b = w.batch.value_or(p.batch);
+    const PredictionPoint* match = nullptr;
+    for (const PredictionPoint& q : alt.points)
+      if (q.framework == f && q.precision == d && q.batch == b) match = &q;
+    if (!match)
+      return Internal(std::string("--whatif: no what-if point for ") + FrameworkName(f) + " " +
+                      DTypeName(d) + " batch " + std::to_string(b));
+    out.points.push_back(*match);
+  }
+  return out;
+}
+
+// Everything but the model: profile, frameworks, precisions, batches, samples.
+Status SetUpSweep(const PredictOptions& o, Sweep* s) {
+  Expected<HostProfile> profile = LoadNamedProfile(o.profile);
+  if (!profile.ok()) return profile.status();
+  s->profile = profile.value();
+  s->profile_name = o.profile;
+  auto fws = ParseFrameworkList(o.frameworks);
+  if (!fws.ok()) return fws.status();
+  auto precs = ParsePrecisionList(o.precisions);
+  if (!precs.ok()) return precs.status();
+  auto batches = ParseBatchList(o.batch);
+  if (!batches.ok()) return batches.status();
+  if (o.samples < 0 || o.samples > 100000) return InvalidInput("--samples must be in 0..100000");
+  s->request.frameworks = fws.value();
+  s->request.precisions = precs.value();
+  s->request.batches = batches.value();
+  s->request.interval_samples = o.samples;
+  return Status::Ok();
+}
+
+Status RefuseUnpriced(const std::string& what, const PredictionReport& r) {
+  if (r.unpriced_ops.empty()) return Status::Ok();
+  std::string list;
+  for (const auto& [type, n] : r.unpriced_ops)
+    list += (list.empty() ? "" : ", ") + type + " (" + std::to_string(n) + " nodes)";
+  return InvalidInput(what + ": op types ftax cannot price: " + list);
+}
+
+const char kUnpricedHint[] = "without --strict they are priced as one elementwise kernel each";
+
+// `predict --specs FILE`: every spec of the list opened first (a bad line stops the run before
+// anything is printed, naming its line), then each predicted with the same sweep.
+int RunPredictSpecs(const PredictOptions& o) {
+  if (!o.model.path.empty() || !o.model.arch.empty())
+    return ReportError("predict", InvalidInput("give one of a MODEL file, --arch SPEC or --specs FILE"));
+  if (!o.whatif.empty())
+    return ReportError("predict", InvalidInput("--whatif takes one model, not --specs"),
+                       "put the changed specs in the list instead, or use --arch SPEC --whatif ...");
+  if (!o.plot.empty()) return ReportError("predict", InvalidInput("--plot takes one model, not --specs"));
+  const std::string where = o.specs == "-" ? std::string("<stdin>") : o.specs;
+  std::string text;
+  if (o.specs == "-") {
+    std::ostringstream in;
+    in << std::cin.rdbuf();
+    text = in.str();
+  } else {
+    Expected<std::string> read = ReadRegularFile(o.specs, "spec list");
+    if (!read.ok()) return ReportError("predict", read.status().WithContext("--specs"));
+    text = read.value();
+  }
+  std::vector<SpecLine> lines = ParseSpecLines(text);
+  if (lines.empty())
+    return ReportError("predict", InvalidInput("--specs " + where + ": no arch specs in it"),
+                       "one spec a line, e.g. bert:layers=6,hidden=512; blank lines and lines "
+                       "starting with # are skipped");
+  Sweep s;
+  Status st = SetUpSweep(o, &s);
+  if (!st.ok()) return ReportError("predict", st);
+
+  std::vector<ModelSource> sources;
+  for (const SpecLine& l : lines) {
+    // Specs are printable ASCII; anything else is not echoed back to the terminal.
+    for (size_t i = 0; i < l.spec.size(); ++i) {
+      const unsigned char c = static_cast<unsigned char>(l.spec[i]);
+      if (c < 0x20 || c > 0x7e) {
+        char byte[8];
+        std::snprintf(byte, sizeof(byte), "0x%02x", c);
+        return ReportError("predict",
+                           InvalidInput(where + ":" + std::to_string(l.line) + ": not an arch spec: byte " +
+                                        byte + " (character " + std::to_string(i + 1) +
+                                        " of the spec) is not printable ASCII"),
+                           "--specs takes a text file of arch specs, one a line");
+      }
+    }
+    ModelSourceOptions mo = o.model;
+    mo.arch = l.spec;
+    Expected<ModelSource> src = OpenModelSource(mo);
+    if (!src.ok()) {
+      // OpenModelSource names the flag a spec came from (--arch); here it came from a line.
+      // Its other errors are about options every line shares (--dim, --flavor).
+      std::string message = src.status().message();
+      const std::string kArch = "--arch: ";
+      if (message.rfind(kArch, 0) != 0) return ReportError("predict", src.status());
+      message = message.substr(kArch.size());
+      if (message.find(l.spec) == std::string::npos) message = "'" + l.spec + "': " + message;
+      return ReportError("predict", InvalidInput(where + ":" + std::to_string(l.line) + ": " + message),
+                         "one arch spec a line (docs/arch-specs.md); blank lines and # comments are skipped");
+    }
+    sources.push_back(src.value());
+  }
+  std::vector<SpecReport> reports;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string at = where + ":" + std::to_string(lines[i].line);
+    Expected<PredictionReport> r = PredictSweep(sources[i].at_batch, s.profile, s.request);
+    if (!r.ok()) return ReportError("predict", r.status().WithContext(at));
+    if (o.strict) {
+      Status unpriced = RefuseUnpriced(at + ": " + lines[i].spec, r.value());
+      if (!unpriced.ok()) return ReportError("predict", unpriced, kUnpricedHint);
+    }
+    reports.push_back({lines[i].line, lines[i].spec, std::move(r.value())});
+  }
+  if (o.format == "json") {
+    nlohmann::json j = SpecsJson(reports);
+    j["profile"] = ProfileJson(o.profile, s.profile);
+    std::cout << j.dump(1) << "\n";
+  } else if (o.format == "csv") {
+    std::cout << SpecsCsv(reports);
+    for (const auto& r : reports) {
+      std::string warning = UnpricedWarning(r.report);
+      if (!warning.empty()) std::cerr << where << ":" << r.line << ": " << warning;
+    }
+  } else {
+    std::cout << ProfileHeadline(o.profile, s.profile) << "\n";
+    std::cout << SpecsTable(reports);
+  }
+  return kExitOk;
 }
 
 int RunPredict(const PredictOptions& o) {
@@ -134,58 +354,56 @@ int RunPredict(const PredictOptions& o) {
     return ReportError("predict", InvalidInput("--profile is required"),
                        "name a shipped profile (`ftax profiles` lists them, e.g. --profile h200) or make one "
                        "with `ftax bench` + `ftax calibrate`");
+  if (!o.specs.empty()) return RunPredictSpecs(o);
   if (!o.plot.empty()) {
     Status out = RefuseOutputOverInputs("--plot", o.plot, {o.model.path, o.profile});
     if (!out.ok()) return ReportError("predict", out);
   }
   Sweep s;
+  s.model_options = o.model;
   Expected<ModelSource> src = OpenModelSource(o.model);
   if (!src.ok()) return ReportError("predict", src.status());
   s.source = src.value();
-  Expected<HostProfile> profile = LoadNamedProfile(o.profile);
-  if (!profile.ok()) return ReportError("predict", profile.status());
-  s.profile = profile.value();
-  auto fws = ParseFrameworkList(o.frameworks);
-  if (!fws.ok()) return ReportError("predict", fws.status());
-  auto precs = ParsePrecisionList(o.precisions);
-  if (!precs.ok()) return ReportError("predict", precs.status());
-  auto batches = ParseBatchList(o.batch);
-  if (!batches.ok()) return ReportError("predict", batches.status());
-  if (o.samples < 0 || o.samples > 100000)
-    return ReportError("predict", InvalidInput("--samples must be in 0..100000"));
-  s.request.frameworks = fws.value();
-  s.request.precisions = precs.value();
-  s.request.batches = batches.value();
-  s.request.interval_samples = o.samples;
+  Status set_up = SetUpSweep(o, &s);
+  if (!set_up.ok()) return ReportError("predict", set_up);
 
   Expected<PredictionReport> base = RunSweep(s);
   if (!base.ok()) return ReportError("predict", base.status());
-  if (o.strict && !base->unpriced_ops.empty()) {
-    std::string list;
-    for (const auto& [type, n] : base->unpriced_ops)
-      list += (list.empty() ? "" : ", ") + type + " (" + std::to_string(n) + " nodes)";
-    return ReportError("predict",
-                       InvalidInput(s.source.description + ": op types ftax cannot price: " + list),
-                       "without --strict they are priced as one elementwise kernel each");
+  if (o.strict) {
+    Status unpriced = RefuseUnpriced(s.source.description, base.value());
+    if (!unpriced.ok()) return ReportError("predict", unpriced, kUnpricedHint);
   }
   if (s.source.from_onnx && s.profile.synthetic)
     base->notes.push_back("the profile is synthetic (made up for tests), not a real GPU");
   if (!o.whatif.empty()) {
     Sweep v = s;
-    Status st = ApplyWhatIf(o.whatif, o, &v);
+    WhatIf w;
+    Status st = ApplyWhatIf(o.whatif, &v, &w);
     if (!st.ok()) return ReportError("predict", st);
     Expected<PredictionReport> alt = RunSweep(v);
     if (!alt.ok()) return ReportError("predict", alt.status().WithContext("--whatif"));
-    if (o.format == "json") std::cout << PairedJson(base.value(), alt.value(), "base", "whatif").dump(1) << "\n";
-    else std::cout << PairedTable(base.value(), alt.value(), "base", "whatif");
+    Expected<PredictionReport> aligned = AlignWhatIf(base.value(), alt.value(), w);
+    if (!aligned.ok()) return ReportError("predict", aligned.status());
+    const ReportSide a{"base", s.source.description, s.profile_name, {}, base.value()};
+    const ReportSide b{"whatif", v.source.description, v.profile_name, w.changed, aligned.value()};
+    if (o.format == "json") {
+      nlohmann::json j = PairedJson(a, b);
+      j["profiles"] = {{"base", ProfileJson(s.profile_name, s.profile)},
+                       {"whatif", ProfileJson(v.profile_name, v.profile)}};
+      std::cout << j.dump(1) << "\n";
+    } else if (o.format == "csv") {
+      std::cout << PairedCsv(a, b);
+    } else {
+      std::cout << ProfileHeadline(s.profile_name, s.profile) << "\n";
+      if (v.profile_name != s.profile_name) std::cout << ProfileHeadline(v.profile_name, v.profile) << "\n";
+      std::cout << PairedTable(a, b);
+    }
     return kExitOk;
   }
   std::vector<WidthHeadroom> headroom = Headroom(s, base.value(), o.headroom_tolerance_pct);
   if (o.format == "json") {
     nlohmann::json j = PredictionToJson(base.value(), headroom);
-    j["profile"] = {{"name", o.profile}, {"path", ResolveProfilePath(o.profile)},
-                    {"gpu", s.profile.host.value("gpu", std::string())},
-                    {"date", s.profile.provenance.value("date", std::string())}};
+    j["profile"] = ProfileJson(o.profile, s.profile);
     std::cout << j.dump(1) << "\n";
   } else if (o.format == "csv") {
     std::cout << PredictionCsv(base.value());
@@ -214,9 +432,12 @@ static void AddModelSourceOptions(CLI::App* cmd, ModelSourceOptions* m, bool pos
   cmd->add_option("--arch", m->arch, "architecture spec instead of a file, e.g. bert:layers=6,hidden=512");
   cmd->add_option("--flavor", m->flavor, "arch decomposition: torch (what PyTorch dispatches) or onnx")
       ->capture_default_str();
-  cmd->add_option("--dim", m->dims, "bind a symbolic dim: NAME=VALUE (repeatable), e.g. seq=128");
+  // One value per flag, so that `--dim seq=128 model.onnx` leaves the model positional.
+  cmd->add_option("--dim", m->dims, "bind a symbolic dim: NAME=VALUE (repeatable), e.g. seq=128")
+      ->allow_extra_args(false);
   cmd->add_option("--input-shape", m->input_shapes, "set an input shape: [NAME=]1x3x224x224[:DTYPE] (repeatable); dims may be names "
-                  "bound by --dim or the batch sweep (input_ids=batchx128)");
+                  "bound by --dim or the batch sweep (input_ids=batchx128)")
+      ->allow_extra_args(false);
   cmd->add_option("--batch-dim", m->batch_dim, "name of the symbolic batch dim")->capture_default_str();
 }
 
@@ -228,23 +449,37 @@ void SetupPredictCommand(CLI::App& app) {
       "framework overhead (CPU-side dispatch) and GPU compute, with the bound, a p10..p90 interval\n"
       "from the profile's parameter uncertainty, the crossover batch (where compute starts to\n"
       "exceed overhead) and, for --arch, the width headroom at the first batch.\n"
+      "--specs FILE predicts many arch specs in one run: one row per spec, framework, precision\n"
+      "and batch (no width headroom, --whatif or --plot); a bad line stops it with exit code 2.\n"
+      "--whatif predicts a changed setup beside the base; each what-if row is labelled with every\n"
+      "knob it changed and its profile (\"seq=256 on h200\").\n"
       "Examples:\n"
       "  ftax predict --arch bert:layers=12 --dim seq=128 --profile data/profiles/h100.json\n"
       "  ftax predict model.onnx --dim seq=128 --profile P --framework cuda-graph --batch 1:256\n"
-      "  ftax predict --arch bert --profile P --whatif width=2,framework=cuda-graph");
+      "  ftax predict --arch bert --profile P --whatif width=2,framework=cuda-graph\n"
+      "  ftax predict --arch bert --dim seq=128 --profile P --whatif seq=512\n"
+      "  ftax predict --specs candidates.txt --dim seq=128 --profile P --format csv\n"
+      "  generate_specs | ftax predict --specs - --profile P --batch 1 --format json");
   AddModelSourceOptions(cmd, &o->model, true);
+  cmd->add_option("--specs", o->specs,
+                  "a file of arch specs to predict instead of one model, one a line (blank lines and "
+                  "lines starting with # skipped); - reads them from standard input");
   cmd->add_option("--profile", o->profile, "host profile: a shipped name (h200, h100; `ftax profiles` lists them) or a profile file");
   cmd->add_option("--framework", o->frameworks, FrameworkListHelp())
       ->delimiter(',')
+      ->allow_extra_args(false)
       ->capture_default_str();
   cmd->add_option("--precision", o->precisions, "fp32, fp16, bf16 (comma list)")
       ->delimiter(',')
+      ->allow_extra_args(false)
       ->capture_default_str();
   cmd->add_option("--batch", o->batch, "batches: 1,2,4 or 1:128 (powers of two)")->capture_default_str();
   cmd->add_option("--format", o->format, "table, json or csv")->capture_default_str();
   cmd->add_option("--plot", o->plot, "write a latency-vs-batch plot (.svg or .png, needs gnuplot)");
   cmd->add_option("--whatif", o->whatif,
-                  "compare with a changed setup: width=F,depth=F,framework=F,precision=P,profile=FILE,batch=N");
+                  "compare with a changed setup, KEY=VALUE comma list: width=F, depth=F (arch specs), "
+                  "seq=N (the sequence dim of an arch spec or a model's symbolic dim 'seq'), "
+                  "framework=F, precision=P, profile=NAME|FILE, batch=N");
   cmd->add_option("--samples", o->samples, "Monte Carlo samples for the interval (0: none)")
       ->capture_default_str();
   cmd->add_flag("--strict", o->strict,

@@ -82,4 +82,20 @@ Expected<std::vector<DType>> ParsePrecisionList(const std::vector<std::string>& 
   return out;
 }
 
+std::vector<SpecLine> ParseSpecLines(const std::string& text) {
+  std::vector<SpecLine> out;
+  std::stringstream ss(text);
+  std::string line;
+  int number = 0;
+  while (std::getline(ss, line)) {
+    ++number;
+    const char* kBlank = " \t\r\v\f";
+    const size_t first = line.find_first_not_of(kBlank);
+    if (first == std::string::npos || line[first] == '#') continue;
+    const size_t last = line.find_last_not_of(kBlank);
+    out.push_back({number, line.substr(first, last - first + 1)});
+  }
+  return out;
+}
+
 }  // namespace ftax::cli

@@ -67,15 +67,6 @@ TEST(PredictCliTest, WhatIfDepthDoublesFrameworkBoundLatency) {
   EXPECT_LT(twice, 2.1 * base);
 }
 
-TEST(CompareCliTest, TwoArchSpecsSideBySide) {
-  CliRun r = RunFtax("compare arch:bert:layers=6 arch:bert:layers=12 --dim seq=128 "
-                 "--profile validation/h200/2026-11-22b/profile.json --batch 1,8 --format json");
-  ASSERT_EQ(r.rc, 0);
-  auto j = nlohmann::json::parse(r.out);
-  ASSERT_EQ(j["pairs"].size(), 2u);
-  for (const auto& p : j["pairs"]) EXPECT_GT(p["delta_ms"].get<double>(), 0);
-}
-
 TEST(ValidateCliTest, ComparesShippedMeasurements) {
   CliRun r = RunFtax("validate --measured validation/h200/2026-11-22/torchscript-cudagraph.json "
                  "--profile validation/h200/2026-11-22b/profile.json --format json");
