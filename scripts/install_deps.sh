@@ -5,7 +5,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libonnx-dev libprotobuf-dev protobuf-compiler libceres-dev
       libcli11-dev nlohmann-json3-dev libeigen3-dev libgtest-dev libgmock-dev libbenchmark-dev
-      gnuplot-nox libonnx-testdata python3 libtorch-dev pybind11-dev python3-dev)
+      gnuplot-nox libonnx-testdata python3 libtorch-dev pybind11-dev python3-dev clang-14 libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

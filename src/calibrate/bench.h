@@ -32,7 +32,7 @@ struct BenchOptions {
   bool kernels = true;               // run the kernel sweeps
   std::string output;                // measurement file (required)
   std::string python = "python3";    // interpreter for the pytorch-eager benchmark
-  std::string eager_script;          // path of scripts/bench_eager.py (auto if empty)
+  std::string eager_script;          // bench_eager.py to run; empty: the one beside the binary
   bool resume = false;               // keep the rows an earlier run wrote to `output`
 };
 

@@ -21,6 +21,7 @@
 #include <sstream>
 
 #include "calibrate/bench.h"
+#include "calibrate/helper_scripts.h"
 #include "calibrate/host_identity.h"
 #include "calibrate/kernel_tracer.h"
 #include "common/percentile.h"
@@ -702,9 +703,6 @@ class Bench {
   std::set<std::string> done_;  // rows of the file being resumed
 };
 
-std::string DefaultEagerScript() {
-  return std::string(FTAX_SOURCE_DIR) + "/scripts/bench_eager.py";
-}
 
 }  // namespace
 
@@ -765,7 +763,12 @@ Status RunBench(const BenchOptions& opt, const ProgressFn& progress) {
     eager_done = eager_done || row.value("framework", "").rfind("pytorch-eager", 0) == 0;
   const bool want_eager = std::any_of(opt.frameworks.begin(), opt.frameworks.end(), IsPythonEager);
   if (!eager_done && want_eager) {
-    std::string script = opt.eager_script.empty() ? DefaultEagerScript() : opt.eager_script;
+    std::string script = opt.eager_script;
+    if (script.empty()) {  // installed beside the binary (calibrate/helper_scripts.h)
+      Expected<std::string> found = FindHelperScript("bench_eager.py");
+      if (!found.ok()) return found.status();
+      script = found.value();
+    }
     std::string part = opt.output + ".eager.json";
     std::vector<std::string> argv = {opt.python, script, "--device", std::to_string(opt.device)};
     if (opt.quick) argv.push_back("--quick");

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/output_format.h"
 #include "cli/profile_names.h"
 #include "cli/model_source.h"
 #include "cli/prediction_view.h"
@@ -42,8 +43,6 @@ int RunCompare(const CompareOptions& o) {
     return ReportError("compare", InvalidInput("give two or more models to compare (got " +
                                                std::to_string(o.models.size()) + ")"),
                        "a model is a file path or arch:SPEC; the first is the one the others are compared with");
-  if (o.format != "table" && o.format != "json" && o.format != "csv")
-    return ReportError("compare", InvalidInput("--format must be table, json or csv"));
   if (o.profile.empty()) return ReportError("compare", InvalidInput("--profile is required"));
   if (o.samples < 0 || o.samples > 100000)
     return ReportError("compare", InvalidInput("--samples must be in 0..100000"));
@@ -110,10 +109,9 @@ void SetupCompareCommand(CLI::App& app) {
   cmd->add_option("--batch", o->batch, "batches: 1,2,4 or 1:128")->capture_default_str();
   cmd->add_option("--dim", o->dims, "NAME=VALUE for every model (repeatable)")->allow_extra_args(false);
   cmd->add_option("--flavor", o->flavor, "arch decomposition: torch or onnx")->capture_default_str();
-  cmd->add_option("--format", o->format,
-                  "table (side by side), json (rows with every model's point and delta) or csv "
-                  "(one row per model and point)")
-      ->capture_default_str();
+  AddFormatOption(cmd, &o->format, {"table", "json", "csv"})
+      ->description("table (side by side), json (rows with every model's point and delta) or csv "
+                    "(one row per model and point)");
   cmd->add_option("--samples", o->samples, "Monte Carlo samples for the interval (0: none)")
       ->capture_default_str();
   cmd->callback([o] { ExitCode() = RunCompare(*o); });

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/output_format.h"
 #include "graph/arch_spec.h"
 #include "graph/dim_binding.h"
 #include "graph/graph_stats.h"
@@ -369,8 +370,7 @@ void SetupInspectCommand(CLI::App& app) {
   cmd->add_option("--input-shape", opt->input_shapes,
                   "set an input's shape: [NAME=]1x3x224x224[:DTYPE] (repeatable); dims may be "
                   "names bound by --dim (input_ids=batchx128 --dim batch=8)");
-  cmd->add_option("--format", opt->format_name, "output: table, json or csv")
-      ->check(CLI::IsMember({"table", "json", "csv"}, CLI::ignore_case));
+  AddFormatOption(cmd, &opt->format_name, {"table", "json", "csv"});
   cmd->add_flag("--by-op", opt->by_op, "add a breakdown by op type");
   cmd->add_flag("--by-node", opt->by_node, "add one row per node");
   cmd->add_flag("--allow-unbound", opt->allow_unbound,

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "cli/commands.h"
+#include "cli/output_format.h"
 #include "cli/profile_names.h"
 #include "cli/model_source.h"
 #include "cli/prediction_view.h"
@@ -348,8 +349,6 @@ int RunPredictSpecs(const PredictOptions& o) {
 }
 
 int RunPredict(const PredictOptions& o) {
-  if (o.format != "table" && o.format != "json" && o.format != "csv")
-    return ReportError("predict", InvalidInput("--format must be table, json or csv"));
   if (o.profile.empty())
     return ReportError("predict", InvalidInput("--profile is required"),
                        "name a shipped profile (`ftax profiles` lists them, e.g. --profile h200) or make one "
@@ -474,7 +473,7 @@ void SetupPredictCommand(CLI::App& app) {
       ->allow_extra_args(false)
       ->capture_default_str();
   cmd->add_option("--batch", o->batch, "batches: 1,2,4 or 1:128 (powers of two)")->capture_default_str();
-  cmd->add_option("--format", o->format, "table, json or csv")->capture_default_str();
+  AddFormatOption(cmd, &o->format, {"table", "json", "csv"});
   cmd->add_option("--plot", o->plot, "write a latency-vs-batch plot (.svg or .png, needs gnuplot)");
   cmd->add_option("--whatif", o->whatif,
                   "compare with a changed setup, KEY=VALUE comma list: width=F, depth=F (arch specs), "

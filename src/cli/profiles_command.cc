@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/output_format.h"
 #include "calibrate/profile_file.h"
 #include "cli/profile_names.h"
 #include "cli/text_table.h"
@@ -25,7 +26,7 @@ void SetupProfilesCommand(CLI::App& app) {
       "`ftax predict --arch bert --profile h200`. Per profile: GPU, fitting date, the bench it was\n"
       "fitted from, the models its framework costs were refined on, and its measured accuracy on\n"
       "models it was not fitted on.");
-  cmd->add_option("--format", *format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  AddFormatOption(cmd, format.get(), {"table", "json"});
   cmd->callback([format] {
     nlohmann::json out = nlohmann::json::array();
     TextTable t({"name", "gpu", "date", "fitted_from", "refined_on", "accuracy_on_unseen_models"});

@@ -14,6 +14,7 @@
 #include "calibrate/result_writer.h"
 #include "calibrate/validation_report.h"
 #include "cli/commands.h"
+#include "cli/output_format.h"
 #include "cli/profile_names.h"
 #include "cli/gnuplot_runner.h"
 #include "cli/sweep_args.h"
@@ -197,8 +198,6 @@ void PrintReport(const ValidationReport& r, const std::string& format) {
 
 int RunValidate(const ValidateOptions& o) {
   if (!o.worker.empty()) return RunValidateWorker(o);
-  if (o.format != "table" && o.format != "json" && o.format != "csv")
-    return ReportError("validate", InvalidInput("--format must be table, json or csv"));
   // Outputs: never a directory, never one of the files read, never each other.
   std::vector<std::string> inputs = o.models;
   for (const auto* list : {&o.measured, &o.traces, &o.prior})
@@ -340,6 +339,9 @@ int RunValidate(const ValidateOptions& o) {
   }
   Expected<HostProfile> profile = LoadNamedProfile(o.profile);
   if (!profile.ok()) return ReportError("validate", profile.status());
+  // Every option is checked before anything is written.
+  if ((o.refine == "prior") != !o.prior.empty())
+    return ReportError("validate", InvalidInput("--refine prior and --prior FILE... go together"));
   if (!o.refined_profile.empty()) {
     RefitReport rr;
     RefitOptions refit;
@@ -360,10 +362,6 @@ int RunValidate(const ValidateOptions& o) {
                 << " rows)\n";
     std::cerr << "wrote " << o.refined_profile << "\n";
   }
-  if (o.refine != "none" && o.refine != "leave-one-model-out" && o.refine != "prior")
-    return ReportError("validate", InvalidInput("--refine must be none, leave-one-model-out or prior"));
-  if ((o.refine == "prior") != !o.prior.empty())
-    return ReportError("validate", InvalidInput("--refine prior and --prior FILE... go together"));
   std::string prior_note;
   if (o.refine == "prior") {
     const std::string gpu = profile->host.is_object() ? profile->host.value("gpu", "") : "";
@@ -439,7 +437,7 @@ void SetupValidateCommand(CLI::App& app) {
   cmd->add_option("--batch", o->batch, "batches: 1,2,4 or 1:128 (powers of two)")->capture_default_str();
   cmd->add_option("--measured", o->measured, "measured rows to compare (repeatable)");
   cmd->add_option("-o,--output", o->output, "where to write measurements (with MODEL) or the report");
-  cmd->add_option("--format", o->format, "table, json or csv")->capture_default_str();
+  AddFormatOption(cmd, &o->format, {"table", "json", "csv"});
   cmd->add_option("--budget-s", o->budget_s, "timing budget per point (s)")->capture_default_str();
   cmd->add_option("--worker-timeout", o->worker_timeout_s,
                   "seconds one worker process (one model's points in one round) may run before it is "
@@ -461,6 +459,7 @@ void SetupValidateCommand(CLI::App& app) {
                   "none; leave-one-model-out: predict each model with Python-eager/TorchScript "
                   "dispatch costs and CUDA-graph per-node costs scaled to the other models' "
                   "measured framework time; prior: scaled by other hosts' refinements (--prior)")
+      ->check(CLI::IsMember({"none", "leave-one-model-out", "prior"}))
       ->capture_default_str();
   cmd->add_option("--prior", o->prior,
                   "with --refine prior: refined profiles of other hosts (e.g. validation/*/*/profile-refined.json); "

@@ -17,7 +17,7 @@ const char* FrameworkDescription(Framework f) {
   switch (f) {
     case Framework::kPytorchEager: return "model(x) from Python under torch.inference_mode()";
     case Framework::kPytorchEagerNoGrad: return "model(x) from Python under torch.no_grad()";
-    case Framework::kLibtorchEager: return "the same ATen calls issued from C++ (LibTorch), no Python";
+    case Framework::kLibtorchEager: return "the same ATen calls made from C++ (LibTorch), no Python";
     case Framework::kTorchscript: return "a torch.jit.trace'd module run by the TorchScript interpreter";
     case Framework::kCudaGraph:
       return "the model captured once with torch.cuda.graph and replayed (g.replay())";

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# A short run of the fuzz targets, part of the test suite (ctest fuzz_short_run): builds
+# inspect_fuzz (ONNX loader, shape inference, counting) and profile_fuzz (profile and
+# measurement-file readers) with clang, ASan, UBSan and libFuzzer into BUILD_DIR (default
+# build-fuzz beside the source), then runs each for FUZZ_SECONDS (default 30) over its seeds.
+# Any crash, leak, undefined behaviour or timeout fails the test; so does a build error.
+# Exits 77 (ctest: skipped) when clang-14 or its fuzzer runtime is not installed.
+# The long runs (10 minutes each) and their results: docs/inspect.md, "Fuzzing".
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${BUILD_DIR:-$root/build-fuzz}
+secs=${FUZZ_SECONDS:-30}
+command -v clang++-14 >/dev/null || { echo "clang++-14 not installed: skipped"; exit 77; }
+ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 ||
+  { echo "libclang-rt-14-dev (libFuzzer) not installed: skipped"; exit 77; }
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" -DFTAX_FUZZ=ON -DFTAX_BUILD_TESTS=OFF \
+    -DFTAX_BUILD_BENCH=OFF -DFTAX_WITH_CERES=OFF -DFTAX_WITH_TORCH=OFF -DFTAX_WITH_PYTHON=OFF \
+    -DCMAKE_BUILD_TYPE=Release >"$build.cmake.log" 2>&1 || { tail -20 "$build.cmake.log"; exit 1; }
+fi
+cmake --build "$build" -j"$(nproc)" --target inspect_fuzz profile_fuzz 2>&1 | tail -3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/onnx" "$work/profile"
+cd "$work"
+echo "inspect_fuzz: $secs s"
+"$build/tests/fuzz/inspect_fuzz" -max_total_time="$secs" -max_len=65536 -print_final_stats=1 \
+  "$work/onnx" "$root/tests/data/onnx" "$root/tests/data/onnx/bad" "$root/tests/hostile/cases" 2>&1 | tail -12
+echo "profile_fuzz: $secs s"
+"$build/tests/fuzz/profile_fuzz" -max_total_time="$secs" -max_len=1048576 -print_final_stats=1 \
+  "$work/profile" "$root/data/profiles" "$root/tests/data/measurements" "$root/tests/hostile/cases" 2>&1 | tail -12
+echo "no findings"

@@ -1,0 +1,1 @@
+tests/data/measurements/absent.measurements.json -o /dev/null

@@ -1,0 +1,1 @@
+tests/data/measurements/synthetic-h200like.measurements.json -o /dev/null

@@ -1,0 +1,1 @@
+--arch bert:layers=12,hidden=768,heads=12,ffn=3072 --dim seq=128 --profile h100 --framework pytorch-eager,cuda-graph --precision fp16 --batch 1,8,64

@@ -1,0 +1,1 @@
+--arch bert --dim seq=128 --profile h300

@@ -1,0 +1,1 @@
+--arch resnet:depth=50 --profile h200 --framework cuda-graph,torchscript --precision fp16 --batch 1,32 --format json

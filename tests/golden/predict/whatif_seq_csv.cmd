@@ -1,0 +1,1 @@
+--arch bert --dim seq=128 --profile h100 --framework cuda-graph --precision fp16 --batch 1,8 --whatif seq=256 --format csv

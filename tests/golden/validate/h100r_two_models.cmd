@@ -1,0 +1,1 @@
+--measured validation/h100/2026-11-25r/eager.json --profile validation/h100/2026-11-25r/profile.json --report-models squeezenet1_1,electra-small
