@@ -173,6 +173,12 @@ Expected<RefitReport> PriorFromRefinedProfiles(const std::vector<HostProfile>& r
     }
   }
   if (graph_same_gpu.size() >= 2) scales["cuda-graph"] = graph_same_gpu;
+  // Python eager under torch.no_grad() runs the same Python code as under inference_mode(), so
+  // where no host refined it on its own runs it takes the inference-mode scale: the scale
+  // corrects for Python glue the bench's chains lack, and the bench measures each mode's
+  // dispatch costs itself.
+  if (!scales.count("pytorch-eager-no-grad") && scales.count("pytorch-eager"))
+    scales["pytorch-eager-no-grad"] = scales["pytorch-eager"];
   RefitReport rep;
   for (const auto& [fw, v] : scales) {
     const double s = Median(v);

@@ -103,7 +103,8 @@ void ScaleFrameworkCosts(const std::string& framework, double scale, double scal
 // one that was itself a prior.
 // With `gpu` (the target's host.gpu), the cuda-graph scale, a property of the GPU and its
 // driver, is taken from the profiles of that GPU only when at least two have one; the CPU-side
-// frameworks' scales come from every profile.
+// frameworks' scales come from every profile. Python eager under no_grad, where no profile
+// refined it, takes the scales of Python eager under inference_mode (the same Python code).
 Expected<RefitReport> PriorFromRefinedProfiles(const std::vector<HostProfile>& refined,
                                                const std::vector<std::string>& names,
                                                const std::string& gpu = "");

@@ -273,13 +273,18 @@ TEST(FrameworkRefitTest, PriorIsTheMedianOfOtherHostsScales) {
        RefinedWith({{"pytorch-eager", 2.4}})},
       {"a", "b", "c"});
   ASSERT_TRUE(prior.ok()) << prior.status().message();
-  ASSERT_EQ(prior->frameworks.size(), 2u);
+  ASSERT_EQ(prior->frameworks.size(), 3u);
   const auto& eager = prior->frameworks[0];
   EXPECT_EQ(eager.framework, "pytorch-eager");
   EXPECT_EQ(eager.rows, 3);
   EXPECT_DOUBLE_EQ(eager.scale, 2.4);
   EXPECT_NEAR(eager.scale_stderr, 1.4826 * 0.4, 1e-12);  // deviations 0.4, 0.6, 0
-  const auto& ts = prior->frameworks[1];
+  // No host refined Python eager under no_grad: it takes the inference-mode scale.
+  const auto& no_grad = prior->frameworks[1];
+  EXPECT_EQ(no_grad.framework, "pytorch-eager-no-grad");
+  EXPECT_DOUBLE_EQ(no_grad.scale, 2.4);
+  EXPECT_DOUBLE_EQ(no_grad.scale_stderr, eager.scale_stderr);
+  const auto& ts = prior->frameworks[2];
   EXPECT_EQ(ts.rows, 2);
   EXPECT_NEAR(ts.scale, 1.4, 1e-12);
 
@@ -289,6 +294,17 @@ TEST(FrameworkRefitTest, PriorIsTheMedianOfOtherHostsScales) {
   ApplyScales(prior.value(), &p);
   EXPECT_NEAR(p.frameworks.at("torchscript").dispatch_us[0].value, 1.4 * before, 1e-9);
   EXPECT_DOUBLE_EQ(p.frameworks.at("torchscript").call_us.value, call);
+}
+
+TEST(FrameworkRefitTest, PriorKeepsANoGradScaleOfItsOwn) {
+  Expected<RefitReport> prior = PriorFromRefinedProfiles(
+      {RefinedWith({{"pytorch-eager", 2.0}, {"pytorch-eager-no-grad", 1.5}}),
+       RefinedWith({{"pytorch-eager", 3.0}, {"pytorch-eager-no-grad", 1.7}})},
+      {"a", "b"});
+  ASSERT_TRUE(prior.ok()) << prior.status().message();
+  ASSERT_EQ(prior->frameworks.size(), 2u);
+  EXPECT_EQ(prior->frameworks[1].framework, "pytorch-eager-no-grad");
+  EXPECT_DOUBLE_EQ(prior->frameworks[1].scale, 1.6);
 }
 
 // The graph replay's scale belongs to the GPU: with the target's GPU named, it comes from the
