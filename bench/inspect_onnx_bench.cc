@@ -7,7 +7,7 @@
 //                                 file is never written): time must not depend on weight size
 //
 // Counters: file_MB, and peak_rss_MB of this process (ru_maxrss; the generator runs in a
-// forked child so its memory is not counted). Targets (issue 2): <= 2 s and peak memory
+// forked child so its memory is not counted). Targets: <= 2 s and peak memory
 // <= 1.2x file size for the 1 GB file.
 //
 //   build-onnx/bench/inspect_onnx_bench --benchmark_min_time=1

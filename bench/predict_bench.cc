@@ -1,6 +1,6 @@
 // Speed of the predictor itself: kernel-cost evaluations per second, and a BERT-base sweep
 // (9 batches x 4 frameworks x 2 precisions) after the graph is built.
-// Targets (issue 4): >= 1 M kernel-cost evaluations/s; the sweep in <= 10 ms.
+// Targets: >= 1 M kernel-cost evaluations/s; the sweep in <= 10 ms.
 #include <benchmark/benchmark.h>
 
 #include <random>

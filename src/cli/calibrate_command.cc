@@ -333,11 +333,11 @@ void SetupCalibrateCommand(CLI::App& app) {
           ->capture_default_str());
   cmd->footer(
       "Examples:\n"
-      "  ftax calibrate h200.measurements.json -o h200.json\n"
-      "  ftax calibrate --profile h200.json -o mine.json --min-rows 2 \\\n"
-      "      --from-trace 'b1.json;arch=bert:layers=12;batch=1;seq=128;precision=fp16' \\\n"
-      "      --from-trace 'b8.json;arch=bert:layers=12;batch=8;seq=128;precision=fp16'\n"
-      "  ftax calibrate --profile h200.json -o mine.json --trace-manifest traces.json");
+      "  ftax calibrate validation/h100/2026-11-25r/bench.measurements.json -o h100.json\n"
+      "  ftax calibrate --profile h200 -o mine.json --min-rows 2 \\\n"
+      "      --from-trace 'tests/data/traces/h200-bert-base-fp16-b1.trimmed.trace.json;arch=bert:layers=12;batch=1;seq=128;precision=fp16' \\\n"
+      "      --from-trace 'tests/data/traces/h200-bert-base-fp16-b32.trimmed.trace.json;arch=bert:layers=12;batch=32;seq=128;precision=fp16'\n"
+      "  ftax calibrate --profile h200 -o mine.json --min-rows 2 --trace-manifest tests/data/traces/manifest.json");
   cmd->callback([o, fit_only, trace_only] {
     const bool from_trace = !o->trace.traces.empty() || !o->trace.manifests.empty();
     if (from_trace) {

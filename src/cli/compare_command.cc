@@ -92,8 +92,9 @@ void SetupCompareCommand(CLI::App& app) {
       "compare",
       "Predict two or more models on one profile and print them side by side, each with its\n"
       "delta against the first (the baseline). A model is a file path or arch:SPEC, e.g.\n"
-      "  ftax compare arch:bert:layers=12 arch:bert:layers=24,hidden=512,heads=8 --profile P --dim seq=128\n"
-      "  ftax compare arch:bert arch:bert:layers=6 model.onnx --profile h200 --dim seq=128 --format csv");
+      "  ftax compare arch:bert:layers=12 arch:bert:layers=24,hidden=512 --profile h100 --dim seq=128\n"
+      "  ftax compare arch:bert arch:bert:layers=6 tests/data/onnx/bert_base.onnx --profile h200 --dim batch=1 \\\n"
+      "      --dim seq=128 --format csv");
   cmd->add_option("models", o->models, "models, two or more (file or arch:SPEC); the first is the baseline")
       ->required();
   cmd->add_option("--profile", o->profile, "host profile: a shipped name (h200, h100) or a profile file");

@@ -454,11 +454,11 @@ void SetupPredictCommand(CLI::App& app) {
       "knob it changed and its profile (\"seq=256 on h200\").\n"
       "Examples:\n"
       "  ftax predict --arch bert:layers=12 --dim seq=128 --profile data/profiles/h100.json\n"
-      "  ftax predict model.onnx --dim seq=128 --profile P --framework cuda-graph --batch 1:256\n"
-      "  ftax predict --arch bert --profile P --whatif width=2,framework=cuda-graph\n"
-      "  ftax predict --arch bert --dim seq=128 --profile P --whatif seq=512\n"
-      "  ftax predict --specs candidates.txt --dim seq=128 --profile P --format csv\n"
-      "  generate_specs | ftax predict --specs - --profile P --batch 1 --format json");
+      "  ftax predict tests/data/onnx/resnet50.onnx --profile h200 --framework cuda-graph --batch 1:256\n"
+      "  ftax predict --arch bert --dim seq=128 --profile h100 --whatif width=2,framework=cuda-graph\n"
+      "  ftax predict --arch bert --dim seq=128 --profile h100 --whatif seq=512\n"
+      "  ftax predict --specs data/examples/bert-specs.txt --dim seq=128 --profile h100 --format csv\n"
+      "  generate_specs | ftax predict --specs - --dim seq=128 --profile h100 --batch 1 --format json");
   AddModelSourceOptions(cmd, &o->model, true);
   cmd->add_option("--specs", o->specs,
                   "a file of arch specs to predict instead of one model, one a line (blank lines and "

@@ -10,6 +10,7 @@
 // SDPA mask built by 26 small ops, transpose/contiguous/reshape/contiguous after attention.
 // Checked against torch.jit.trace of BertModel (transformers 5.17, torch 2.11): 327 of its
 // 328 ops (the one left out is Python integer arithmetic the tracer records).
+#include <algorithm>
 #include <cmath>
 
 #include "graph/graph_builder.h"
@@ -114,7 +115,7 @@ Status BuildBert(const ArchParams& p, Graph* g) {
   Status s;
   if (!(s = GetInt(p, "layers", 12, 1024, &c.layers)).ok()) return s;
   if (!(s = GetInt(p, "hidden", 768, 1 << 16, &c.hidden)).ok()) return s;
-  if (!(s = GetInt(p, "heads", 12, 1 << 12, &c.heads)).ok()) return s;
+  if (!(s = GetInt(p, "heads", std::max<int64_t>(1, c.hidden / 64), 1 << 12, &c.heads)).ok()) return s;
   if (!(s = GetInt(p, "ffn", 4 * c.hidden, 1 << 20, &c.ffn)).ok()) return s;
   if (!(s = GetInt(p, "vocab", 30522, 1 << 24, &c.vocab)).ok()) return s;
   if (!(s = GetInt(p, "max_pos", 512, 1 << 20, &c.max_pos)).ok()) return s;

@@ -177,7 +177,7 @@ Status BuildGpt(const ArchParams& p, Graph* g) {
   Status s;
   if (!(s = GetInt(p, "layers", 12, 1024, &c.layers)).ok()) return s;
   if (!(s = GetInt(p, "hidden", 768, 1 << 16, &c.hidden)).ok()) return s;
-  if (!(s = GetInt(p, "heads", 12, 1 << 12, &c.heads)).ok()) return s;
+  if (!(s = GetInt(p, "heads", std::max<int64_t>(1, c.hidden / 64), 1 << 12, &c.heads)).ok()) return s;
   if (!(s = GetInt(p, "ffn", 4 * c.hidden, 1 << 20, &c.ffn)).ok()) return s;
   if (!(s = GetInt(p, "vocab", 50257, 1 << 24, &c.vocab)).ok()) return s;
   if (!(s = GetInt(p, "max_pos", 1024, 1 << 20, &c.max_pos)).ok()) return s;

@@ -26,11 +26,11 @@ struct FamilyInfo {
 const std::vector<FamilyInfo>& Families() {
   static const std::vector<FamilyInfo> families = {
       {"bert", "BERT encoder (HF BertModel, with pooler)",
-       {{"layers", "12"}, {"hidden", "768"}, {"heads", "12"}, {"ffn", "4*hidden"},
+       {{"layers", "12"}, {"hidden", "768"}, {"heads", "hidden/64"}, {"ffn", "4*hidden"},
         {"vocab", "30522"}, {"max_pos", "512"}, {"type_vocab", "2"}},
        true, &arch::BuildBert},
       {"gpt", "GPT-2 decoder (HF GPT2Model); kv_cache=1: one new token after `past` tokens",
-       {{"layers", "12"}, {"hidden", "768"}, {"heads", "12"}, {"ffn", "4*hidden"},
+       {{"layers", "12"}, {"hidden", "768"}, {"heads", "hidden/64"}, {"ffn", "4*hidden"},
         {"vocab", "50257"}, {"max_pos", "1024"}, {"kv_cache", "0"}, {"past", "seq"},
         {"lm_head", "0"}},
        true, &arch::BuildGpt},
@@ -42,7 +42,7 @@ const std::vector<FamilyInfo>& Families() {
        {{"width_mult", "1.0"}, {"expansion", "6"}, {"classes", "1000"}, {"image", "224"}},
        false, &arch::BuildMobilenet},
       {"vit", "Vision Transformer (torchvision vit_b_16 layout)",
-       {{"layers", "12"}, {"hidden", "768"}, {"heads", "12"}, {"ffn", "4*hidden"},
+       {{"layers", "12"}, {"hidden", "768"}, {"heads", "hidden/64"}, {"ffn", "4*hidden"},
         {"patch", "16"}, {"image", "224"}, {"classes", "1000"}, {"fast_path", "1"}},
        false, &arch::BuildVit},
   };

@@ -171,7 +171,7 @@ Status BuildVit(const ArchParams& p, Graph* g) {
   Status s;
   if (!(s = GetInt(p, "layers", 12, 1024, &c.layers)).ok()) return s;
   if (!(s = GetInt(p, "hidden", 768, 1 << 16, &c.hidden)).ok()) return s;
-  if (!(s = GetInt(p, "heads", 12, 1 << 12, &c.heads)).ok()) return s;
+  if (!(s = GetInt(p, "heads", std::max<int64_t>(1, c.hidden / 64), 1 << 12, &c.heads)).ok()) return s;
   if (!(s = GetInt(p, "ffn", 4 * c.hidden, 1 << 20, &c.ffn)).ok()) return s;
   if (!(s = GetInt(p, "patch", 16, 1 << 12, &c.patch)).ok()) return s;
   if (!(s = GetInt(p, "image", 224, 1 << 14, &c.image)).ok()) return s;

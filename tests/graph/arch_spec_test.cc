@@ -158,6 +158,22 @@ TEST(ArchSpecTest, BertBaseMacsMatchPublished) {
   ExpectWithin(attention, 0.30e9, 0.02, "attention MACs");
 }
 
+// Without heads, a BERT, GPT or ViT spec gets hidden/64 of them, as BERT's configurations
+// do (BERT-base 768/12, BERT-large 1024/16, BERT-narrow 384/6): hidden=512 builds (8 heads).
+TEST(ArchSpecTest, DefaultHeadsAreHiddenOver64) {
+  for (const char* family : {"bert", "gpt", "vit"}) {
+    const std::string spec = std::string(family) + ":layers=2,hidden=512";
+    Graph implicit = Build(spec, {{"batch", 1}, {"seq", 128}});
+    Graph explicit_heads = Build(spec + ",heads=8", {{"batch", 1}, {"seq", 128}});
+    EXPECT_EQ(implicit.ops.size(), explicit_heads.ops.size()) << family;
+    EXPECT_DOUBLE_EQ(Macs(implicit), Macs(explicit_heads)) << family;
+    bool eight_heads = false;
+    for (const auto& [name, t] : implicit.tensors)
+      for (const Dim& d : t.shape) eight_heads = eight_heads || (d.value == 8 && t.shape.size() == 4);
+    EXPECT_TRUE(eight_heads) << family << ": no [B, 8, S, 64] tensor";
+  }
+}
+
 TEST(ArchSpecTest, BertBaseParamsMatchPublished) {
   // bert-base-uncased: 109,482,240 parameters with the pooler.
   for (ArchFlavor f : {ArchFlavor::kOnnx, ArchFlavor::kTorch}) {
