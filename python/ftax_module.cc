@@ -10,15 +10,15 @@
 #include <string>
 #include <vector>
 
-#include "cli/model_source.h"
+#include "graph/open_model.h"
 #include "cli/profile_names.h"
 #include "cli/sweep_args.h"
 #include "graph/graph_stats.h"
 #include "predictor/predict.h"
 
 namespace py = pybind11;
-using ftax::cli::ModelSource;
-using ftax::cli::ModelSourceOptions;
+using ftax::ModelSource;
+using ftax::ModelSourceOptions;
 
 namespace {
 
@@ -54,7 +54,7 @@ std::shared_ptr<Model> OpenModel(const std::string& model, const std::map<std::s
   o.dims = DimList(dims);
   o.input_shapes = input_shapes;
   auto m = std::make_shared<Model>();
-  m->source = Take(ftax::cli::OpenModelSource(o));
+  m->source = Take(ftax::OpenModelSource(o));
   m->description = m->source.description;
   return m;
 }

@@ -5,7 +5,7 @@
 #include "cli/commands.h"
 #include "cli/output_format.h"
 #include "cli/profile_names.h"
-#include "cli/model_source.h"
+#include "graph/open_model.h"
 #include "cli/prediction_view.h"
 #include "cli/sweep_args.h"
 

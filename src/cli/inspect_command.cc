@@ -20,6 +20,7 @@
 #include "graph/dim_binding.h"
 #include "graph/graph_stats.h"
 #include "graph/onnx_loader.h"
+#include "graph/open_model.h"
 #include "graph/torchscript_loader.h"
 
 namespace ftax::cli {
@@ -255,47 +256,18 @@ void PrintCsv(const GraphStats& st, const InspectOptions& opt, std::ostream& out
 int RunInspect(const InspectOptions& opt) {
   Status v = opt.Validate();
   if (!v.ok()) return ReportError("inspect", v, "see ftax inspect --help");
-  std::vector<DimFlag> dim_flags;
-  for (const auto& d : opt.dims) {
-    Expected<DimFlag> f = ParseDimFlag(d);
-    if (!f.ok()) return ReportError("inspect", f.status());
-    dim_flags.push_back(f.value());
-  }
-  Expected<DimBindings> dims = CollectDims(dim_flags);
-  if (!dims.ok()) return ReportError("inspect", dims.status());
-  std::vector<InputShapeFlag> shapes;
-  for (const auto& s : opt.input_shapes) {
-    Expected<InputShapeFlag> f = ParseInputShapeFlag(s);
-    if (!f.ok()) return ReportError("inspect", f.status());
-    shapes.push_back(f.value());
-  }
-
-  Expected<Graph> graph = Status::Ok();
-  if (!opt.arch.empty()) {
-    ArchFlavor flavor = opt.flavor == "torch" ? ArchFlavor::kTorch : ArchFlavor::kOnnx;
-    std::optional<DType> dt = ParseDType(opt.dtype);
-    if (!dt) return ReportError("inspect", InvalidInput("--dtype '" + opt.dtype + "' is not a dtype"));
-    graph = BuildArchGraph(opt.arch, dims.value(), flavor, *dt);
-    if (!graph.ok())
-      return ReportError("inspect", graph.status().WithContext("--arch '" + opt.arch + "'"),
-                         ArchSpecHelp());
-  } else if (LooksLikeTorchScript(opt.model)) {
-    Expected<TorchScriptModel> m = TorchScriptModel::Load(opt.model);
-    if (!m.ok()) return ReportError("inspect", m.status());
-    Expected<std::vector<InputShapeFlag>> resolved = ResolveInputShapes(shapes, dims.value());
-    if (!resolved.ok()) return ReportError("inspect", resolved.status().WithContext(opt.model));
-    graph = m->Walk(resolved.value());
-    if (!graph.ok()) return ReportError("inspect", graph.status());
-  } else {
-    graph = LoadOnnxFile(opt.model);
-    if (!graph.ok()) return ReportError("inspect", graph.status());
-  }
+  ModelSourceOptions mo;
+  mo.path = opt.model;
+  mo.arch = opt.arch;
+  mo.flavor = opt.flavor;
+  mo.dtype = opt.dtype;
+  mo.dims = opt.dims;
+  mo.input_shapes = opt.input_shapes;
+  mo.strict = opt.strict;
+  Expected<Graph> graph = OpenModelGraph(mo);
+  if (!graph.ok())
+    return ReportError("inspect", graph.status(), opt.arch.empty() ? "" : ArchSpecHelp());
   Graph& g = graph.value();
-  // --arch and TorchScript graphs already have concrete shapes; ONNX files bind here.
-  if (opt.arch.empty() && !LooksLikeTorchScript(opt.model)) {
-    Status prep = PrepareGraph(&g, dims.value(), shapes, opt.strict);
-    if (!prep.ok()) return ReportError("inspect", prep.WithContext(g.source));
-  }
 
   StatsOptions so;
   so.per_node = true;  // uncounted nodes are listed by type; rows print only with --by-node

@@ -1,4 +1,4 @@
-#include "cli/model_source.h"
+#include "graph/open_model.h"
 
 #include <cmath>
 #include <fstream>
@@ -9,9 +9,10 @@
 #include "graph/dim_binding.h"
 #include "graph/graph_stats.h"
 #include "graph/onnx_loader.h"
+#include "graph/arch_spec.h"
 #include "graph/torchscript_loader.h"
 
-namespace ftax::cli {
+namespace ftax {
 namespace {
 
 bool HasSymbol(const Graph& g, const std::string& name) {
@@ -54,30 +55,76 @@ Expected<ModelSource> OpenTorchScript(const ModelSourceOptions& o, const DimBind
   return src;
 }
 
-}  // namespace
+// The user's --dim and --input-shape flags, parsed; errors name the flag.
+struct Bindings {
+  DimBindings dims;
+  std::vector<InputShapeFlag> shapes;
+};
 
-Expected<ModelSource> OpenModelSource(const ModelSourceOptions& o) {
+Expected<Bindings> ParseBindings(const ModelSourceOptions& o) {
   if (o.path.empty() == o.arch.empty())
     return InvalidInput("give exactly one of a MODEL file or --arch SPEC");
   std::vector<DimFlag> flags;
   for (const auto& d : o.dims) {
     Expected<DimFlag> f = ParseDimFlag(d);
-    if (!f.ok()) return f.status().WithContext("--dim");
+    if (!f.ok()) return f.status();  // names the flag and its value
     flags.push_back(f.value());
   }
   Expected<DimBindings> dims = CollectDims(flags);
   if (!dims.ok()) return dims.status();
-  std::vector<InputShapeFlag> shapes;
+  Bindings b;
+  b.dims = dims.value();
   for (const auto& s : o.input_shapes) {
     Expected<InputShapeFlag> f = ParseInputShapeFlag(s);
-    if (!f.ok()) return f.status().WithContext("--input-shape");
-    shapes.push_back(f.value());
+    if (!f.ok()) return f.status();
+    b.shapes.push_back(f.value());
   }
+  return b;
+}
+
+Expected<ArchFlavor> ParseFlavor(const std::string& flavor) {
+  if (flavor != "torch" && flavor != "onnx") return InvalidInput("--flavor must be torch or onnx");
+  return flavor == "onnx" ? ArchFlavor::kOnnx : ArchFlavor::kTorch;
+}
+
+}  // namespace
+
+Expected<Graph> OpenModelGraph(const ModelSourceOptions& o) {
+  Expected<Bindings> b = ParseBindings(o);
+  if (!b.ok()) return b.status();
+  if (!o.arch.empty()) {
+    Expected<ArchFlavor> flavor = ParseFlavor(o.flavor);
+    if (!flavor.ok()) return flavor.status();
+    std::optional<DType> dt = ParseDType(o.dtype);
+    if (!dt) return InvalidInput("--dtype '" + o.dtype + "' is not a dtype");
+    Expected<Graph> g = BuildArchGraph(o.arch, b->dims, flavor.value(), *dt);
+    if (!g.ok()) return g.status().WithContext("--arch '" + o.arch + "'");
+    return g;
+  }
+  if (LooksLikeTorchScript(o.path)) {
+    Expected<TorchScriptModel> m = TorchScriptModel::Load(o.path);
+    if (!m.ok()) return m.status();
+    Expected<std::vector<InputShapeFlag>> resolved = ResolveInputShapes(b->shapes, b->dims);
+    if (!resolved.ok()) return resolved.status().WithContext(o.path);
+    return m->Walk(resolved.value());
+  }
+  Expected<Graph> g = LoadOnnxFile(o.path);
+  if (!g.ok()) return g.status();
+  Status prep = PrepareGraph(&g.value(), b->dims, b->shapes, o.strict);
+  if (!prep.ok()) return prep.WithContext(g->source);
+  return g;
+}
+
+Expected<ModelSource> OpenModelSource(const ModelSourceOptions& o) {
+  Expected<Bindings> bound = ParseBindings(o);
+  if (!bound.ok()) return bound.status();
+  Expected<DimBindings> dims = bound->dims;
+  const std::vector<InputShapeFlag>& shapes = bound->shapes;
   ModelSource src;
   if (!o.arch.empty()) {
-    if (o.flavor != "torch" && o.flavor != "onnx")
-      return InvalidInput("--flavor must be torch or onnx");
-    src.flavor = o.flavor == "onnx" ? ArchFlavor::kOnnx : ArchFlavor::kTorch;
+    Expected<ArchFlavor> parsed = ParseFlavor(o.flavor);
+    if (!parsed.ok()) return parsed.status();
+    src.flavor = parsed.value();
     src.arch = o.arch;
     src.dims = dims.value();
     src.description = o.arch;
@@ -206,4 +253,4 @@ Expected<std::string> ScaleArchSpec(const std::string& spec, const std::string& 
   return out;
 }
 
-}  // namespace ftax::cli
+}  // namespace ftax
