@@ -142,7 +142,8 @@ def main(argv=None):
             if key in seen:
                 continue
             seen.add(key)
-            reason = f[4].replace("|", "/").replace("\n", " ")
+            # Python exception reprs carry their newlines as the two characters backslash, n.
+            reason = f[4].replace("|", "/").replace("\n", " ").replace("\\n", " ")
             print(f"| {f[0]} | {f[1]} | {f[2]} | {f[3]} | {reason} |")
 
 
