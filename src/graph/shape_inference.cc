@@ -1060,7 +1060,9 @@ Status Range(InferCtx& c) {
   const double count = std::ceil((limit - start) / delta);
   if (!std::isfinite(count) || count > 9.2e18)
     return c.Bad("start/limit/delta give " + std::to_string(count) + " elements, out of range");
-  int64_t n = std::max<int64_t>(0, static_cast<int64_t>(count));
+  // A limit on the wrong side of start gives an empty range (ONNX: max(ceil(...), 0)); clamp
+  // before converting, since a count below -2^63 does not fit an int64 (found by inspect_fuzz).
+  const int64_t n = count <= 0 ? 0 : static_cast<int64_t>(count);
   c.Set(0, dt, {Dim::Known(n)});
   if (c.V(0) && n <= c.options.max_folded_elements) {
     std::vector<int64_t> v;

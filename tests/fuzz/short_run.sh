@@ -3,7 +3,8 @@
 # inspect_fuzz (ONNX loader, shape inference, counting) and profile_fuzz (profile and
 # measurement-file readers) with clang, ASan, UBSan and libFuzzer into BUILD_DIR (default
 # build-fuzz beside the source), then runs each for FUZZ_SECONDS (default 30) over its seeds.
-# Any crash, leak, undefined behaviour or timeout fails the test; so does a build error.
+# Any crash, leak, undefined behaviour or timeout fails the test; so does a build error. Inputs
+# that once found a bug are kept in tests/fuzz/regressions/ and run first, every time.
 # Exits 77 (ctest: skipped) when clang-14 or its fuzzer runtime is not installed.
 # The long runs (10 minutes each) and their results: docs/inspect.md, "Fuzzing".
 set -euo pipefail
@@ -25,7 +26,8 @@ mkdir -p "$work/onnx" "$work/profile"
 cd "$work"
 echo "inspect_fuzz: $secs s"
 "$build/tests/fuzz/inspect_fuzz" -max_total_time="$secs" -max_len=65536 -print_final_stats=1 \
-  "$work/onnx" "$root/tests/data/onnx" "$root/tests/data/onnx/bad" "$root/tests/hostile/cases" 2>&1 | tail -12
+  "$work/onnx" "$root/tests/fuzz/regressions" "$root/tests/data/onnx" "$root/tests/data/onnx/bad" \
+  "$root/tests/hostile/cases" 2>&1 | tail -12
 echo "profile_fuzz: $secs s"
 "$build/tests/fuzz/profile_fuzz" -max_total_time="$secs" -max_len=1048576 -print_final_stats=1 \
   "$work/profile" "$root/data/profiles" "$root/tests/data/measurements" "$root/tests/hostile/cases" 2>&1 | tail -12

@@ -99,6 +99,19 @@ TEST(ShapeInferenceTest, ReshapeZeroCopiesAndMinusOneInfers) {
   EXPECT_EQ(ShapeOf(g, "y"), "4x128x12x64");
 }
 
+// A float Range whose limit lies far on the wrong side of start is empty; its element count
+// (-7e43 here) must be clamped before it becomes an int64 (found by inspect_fuzz under UBSan).
+TEST(ShapeInferenceTest, RangeWithAHugeNegativeCountIsEmpty) {
+  Graph g = WithOpset(17);
+  for (auto [name, v] : {std::pair<const char*, double>{"s", 0.0}, {"l", -7.03687e43}, {"d", 1.0}}) {
+    TensorInfo& t = AddTensor(g, name, Shape{}, DType::kFloat32, true);
+    t.float_values = std::vector<double>{v};
+  }
+  AddOp(g, "Range", {"s", "l", "d"}, {"y"});
+  ASSERT_TRUE(InferShapes(&g).ok());
+  EXPECT_EQ(ShapeOf(g, "y"), "0");
+}
+
 TEST(ShapeInferenceTest, SymbolicDimsPropagateByName) {
   Graph g = WithOpset(17);
   AddInput(g, "x", {Dim::Symbol("batch"), Dim::Known(128), Dim::Known(768)});
