@@ -2,7 +2,9 @@
 # A short run of the fuzz targets, part of the test suite (ctest fuzz_short_run): builds
 # inspect_fuzz (ONNX loader, shape inference, counting) and profile_fuzz (profile and
 # measurement-file readers) with clang, ASan, UBSan and libFuzzer into BUILD_DIR (default
-# build-fuzz beside the source), then runs each for FUZZ_SECONDS (default 30) over its seeds.
+# build-fuzz beside the source), then runs each over its seeds for a fixed number of inputs
+# with a fixed random seed (FUZZ_RUNS, default 60000 and 4000: tens of seconds on one core), so
+# that a run is the same on every machine and a failure can be replayed.
 # Any crash, leak, undefined behaviour or timeout fails the test; so does a build error. Inputs
 # that once found a bug are kept in tests/fuzz/regressions/ and run first, every time.
 # Exits 77 (ctest: skipped) when clang-14 or its fuzzer runtime is not installed.
@@ -10,7 +12,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD_DIR:-$root/build-fuzz}
-secs=${FUZZ_SECONDS:-30}
+runs=${FUZZ_RUNS:-}
 command -v clang++-14 >/dev/null || { echo "clang++-14 not installed: skipped"; exit 77; }
 ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 ||
   { echo "libclang-rt-14-dev (libFuzzer) not installed: skipped"; exit 77; }
@@ -24,11 +26,11 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/onnx" "$work/profile"
 cd "$work"
-echo "inspect_fuzz: $secs s"
-"$build/tests/fuzz/inspect_fuzz" -max_total_time="$secs" -max_len=65536 -print_final_stats=1 \
+echo "inspect_fuzz: ${runs:-60000} inputs"
+"$build/tests/fuzz/inspect_fuzz" -seed=1 -runs="${runs:-60000}" -max_len=65536 -print_final_stats=1 \
   "$work/onnx" "$root/tests/fuzz/regressions" "$root/tests/data/onnx" "$root/tests/data/onnx/bad" \
   "$root/tests/hostile/cases" 2>&1 | tail -12
-echo "profile_fuzz: $secs s"
-"$build/tests/fuzz/profile_fuzz" -max_total_time="$secs" -max_len=1048576 -print_final_stats=1 \
+echo "profile_fuzz: ${runs:-4000} inputs"
+"$build/tests/fuzz/profile_fuzz" -seed=1 -runs="${runs:-4000}" -max_len=1048576 -print_final_stats=1 \
   "$work/profile" "$root/data/profiles" "$root/tests/data/measurements" "$root/tests/hostile/cases" 2>&1 | tail -12
 echo "no findings"
