@@ -10,7 +10,8 @@ anyone runs it there, and say why (framework overhead against GPU compute).
 A model is an arch spec string (docs/arch-specs.md) or a path to an ONNX or TorchScript file.
 Open it once with ftax.Model(...) to predict it many times without rebuilding it.
 """
-from ._ftax import Profile, open_model as _open_model, predict_model as _predict_model
+from ._ftax import Profile, Model as _OpenedModel, open_model as _open_model, predict_model as _predict_model
+from ._ftax import predict_spec as _predict_spec, predict_many as _predict_many
 from ._ftax import inspect_model as _inspect_model, shipped_profiles
 
 __all__ = ["Profile", "Model", "predict", "predict_many", "inspect", "shipped_profiles", "to_dataframe"]
@@ -24,6 +25,15 @@ def _profile(profile):
     if profile not in _profiles:
         _profiles[profile] = Profile.load(profile)
     return _profiles[profile]
+
+
+def _loaded_profile(profile):
+    """The profile, or None where loading it fails (the caller then opens the model first, so
+    that a bad model is reported before a bad profile, as always)."""
+    try:
+        return _profile(profile)
+    except Exception:
+        return None
 
 
 def _list(x):
@@ -44,6 +54,11 @@ def predict(model, profile="h200", framework="cuda-graph", precision="fp16", bat
     framework, precision and batch may be single values or lists; one dict per point with
     latency_ms, interval_ms (p10, p90), framework_ms, compute_ms, bound, gpu_util, kernels,
     dispatches, unpriced_ops."""
+    if isinstance(model, str) and not crossover:
+        p = _loaded_profile(profile)
+        if p is not None:
+            return _predict_spec(model, dict(dims or {}), p, _list(framework), _list(precision),
+                                 [int(b) for b in _list(batch)], 64 if interval else 0)
     m = Model(model, dims)
     r = _predict_model(m, _profile(profile), _list(framework), _list(precision),
                        [int(b) for b in _list(batch)], 64 if interval else 0, bool(crossover))
@@ -51,11 +66,17 @@ def predict(model, profile="h200", framework="cuda-graph", precision="fp16", bat
 
 
 def predict_many(models, profile="h200", framework="cuda-graph", precision="fp16", batch=1, dims=None,
-                 interval=False):
+                 interval=False, threads=1):
     """predict() over many models (e.g. a search's candidate specs); one list of points per
-    model, in order. The profile is loaded once."""
+    model, in order, the same as predict() one by one gives. The profile is loaded once; the
+    arch specs and opened models are predicted in one native call that releases the GIL (other
+    Python threads run meanwhile), spread over `threads` threads."""
+    models = list(models)
     p = _profile(profile)
-    return [predict(m, p, framework, precision, batch, dims, interval) for m in models]
+    if not all(isinstance(m, (str, _OpenedModel)) for m in models):
+        return [predict(m, p, framework, precision, batch, dims, interval) for m in models]
+    return _predict_many(models, dict(dims or {}), p, _list(framework), _list(precision),
+                         [int(b) for b in _list(batch)], 64 if interval else 0, int(threads))
 
 
 def inspect(model, dims=None, batch=1):

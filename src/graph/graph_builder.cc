@@ -11,12 +11,50 @@ namespace ftax {
 namespace arch {
 
 namespace {
+// Whether n bytes are equal, compared inline in words: the strings compared here (op types,
+// scopes, value names) are short, and a memcmp call costs more than the compare. The last
+// word of a string overlaps the one before it rather than being compared byte by byte.
+inline bool SameBytes(const char* a, const char* b, size_t n) {
+  auto same8 = [](const char* x, const char* y) {
+    uint64_t u, v;
+    std::memcpy(&u, x, 8);
+    std::memcpy(&v, y, 8);
+    return u == v;
+  };
+  auto same4 = [](const char* x, const char* y) {
+    uint32_t u, v;
+    std::memcpy(&u, x, 4);
+    std::memcpy(&v, y, 4);
+    return u == v;
+  };
+  if (n >= 8) {
+    for (size_t i = 0; i + 8 < n; i += 8)
+      if (!same8(a + i, b + i)) return false;
+    return same8(a + n - 8, b + n - 8);
+  }
+  if (n >= 4) return same4(a, b) && same4(a + n - 4, b + n - 4);
+  if (n == 0) return true;
+  return a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1];
+}
+
 // dst = src, skipping the copy when they are already equal (the common case when a search
 // loop rebuilds a similar spec into the same graph).
 inline void Set(std::string& dst, std::string_view src) {
-  if (dst.size() != src.size() || std::memcmp(dst.data(), src.data(), src.size()) != 0) {
+  if (dst.size() != src.size() || !SameBytes(dst.data(), src.data(), src.size())) {
     dst.assign(src.data(), src.size());
   }
+}
+
+// Decimal digits of v > 0 into buf (at least 20 chars); returns their count.
+inline size_t Digits(int64_t v, char* buf) {
+  char tmp[24];
+  size_t n = 0;
+  do {
+    tmp[n++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v > 0);
+  for (size_t i = 0; i < n; ++i) buf[i] = tmp[n - 1 - i];
+  return n;
 }
 
 // Op slots and tensor-map nodes a shrinking build dropped, kept per thread for the next build
@@ -217,7 +255,7 @@ void GraphBuilder::CloseOp() {
   // A reused slot kept attributes this build did not set.
   for (auto it = op.attrs.begin(); it != op.attrs.end();) {
     bool set = false;
-    for (const char* k : attrs_set_) set = set || it->first == k;
+    for (const char* k : attrs_set_) set = set || std::strcmp(it->first.c_str(), k) == 0;
     it = set ? std::next(it) : op.attrs.erase(it);
   }
 }
@@ -244,7 +282,7 @@ Op& GraphBuilder::NewOp(const char* type, Inputs inputs) {
   auto& counts = frames_[depth_].counts;
   bool found = false;
   for (auto& c : counts) {
-    if (c.first == type || std::strcmp(c.first, type) == 0) {
+    if (c.first == type || (c.first[0] == type[0] && std::strcmp(c.first, type) == 0)) {
       n = c.second++;
       found = true;
       break;
@@ -255,17 +293,20 @@ Op& GraphBuilder::NewOp(const char* type, Inputs inputs) {
   // usually holds that name already.
   const size_t type_len = op.type.size();
   const std::string& nm = op.name;
-  bool same = n == 0 && nm.size() == scope_.size() + 1 + type_len &&
-              std::memcmp(nm.data(), scope_.data(), scope_.size()) == 0 &&
-              nm[scope_.size()] == '/' &&
-              std::memcmp(nm.data() + scope_.size() + 1, op.type.data(), type_len) == 0;
+  char digits[24];
+  const size_t num_digits = n > 0 ? Digits(n, digits) : 0;
+  const size_t len = scope_.size() + 1 + type_len + (n > 0 ? 1 + num_digits : 0);
+  const char* p = nm.data() + scope_.size();
+  bool same = nm.size() == len && SameBytes(nm.data(), scope_.data(), scope_.size()) && p[0] == '/' &&
+              SameBytes(p + 1, op.type.data(), type_len) &&
+              (n == 0 || (p[1 + type_len] == '_' && SameBytes(p + 2 + type_len, digits, num_digits)));
   if (!same) {
     name_buf_.assign(scope_);
     name_buf_ += '/';
     name_buf_ += op.type;
     if (n > 0) {
       name_buf_ += '_';
-      name_buf_ += std::to_string(n);
+      name_buf_.append(digits, num_digits);
     }
     Set(op.name, name_buf_);
   }
@@ -323,9 +364,11 @@ const std::string& GraphBuilder::NameLastOutput(std::string_view name) {
 Attribute& GraphBuilder::Attr(const char* key) {
   attrs_set_.push_back(key);
   Op& op = last();
-  auto it = op.attrs.find(key);
-  if (it == op.attrs.end()) it = op.attrs.emplace(key, Attribute()).first;
-  return it->second;
+  // A reused slot usually has the key already; an op has a few, so a scan with strcmp beats a
+  // map lookup, which would first make a std::string of the key.
+  for (auto& [k, a] : op.attrs)
+    if (k[0] == key[0] && std::strcmp(k.c_str(), key) == 0) return a;
+  return op.attrs.emplace(key, Attribute()).first->second;
 }
 
 void GraphBuilder::SetInt(const char* key, int64_t v) {

@@ -1,6 +1,10 @@
 #include "predictor/lowering.h"
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -17,40 +21,103 @@ bool IsFloat(DType t) {
          t == DType::kFloat64 || t == DType::kUnknown;
 }
 
+// Comparisons with a literal, inline (std::string == const char* calls an out-of-line
+// compare, and the walker makes several per op).
+inline bool Eq(const std::string& s, std::string_view lit) { return std::string_view(s) == lit; }
+inline bool IsAten(const std::string& domain) { return Eq(domain, "aten"); }
+
 enum class LayoutKind { kOther, kTranspose, kReshape, kContiguous };
 
-// How an op type changes memory layout (looked up once per op, no string compares).
+// How an op type changes memory layout (looked up once per op; no hashing: the length picks
+// the few names to compare).
 LayoutKind Layout(const std::string& type) {
-  static const std::unordered_map<std::string, LayoutKind> kKinds = {
-      {"transpose", LayoutKind::kTranspose}, {"permute", LayoutKind::kTranspose},
-      {"t", LayoutKind::kTranspose},         {"Transpose", LayoutKind::kTranspose},
-      {"reshape", LayoutKind::kReshape},     {"view", LayoutKind::kReshape},
-      {"flatten", LayoutKind::kReshape},     {"Reshape", LayoutKind::kReshape},
-      {"Flatten", LayoutKind::kReshape},     {"contiguous", LayoutKind::kContiguous}};
-  auto it = kKinds.find(type);
-  return it == kKinds.end() ? LayoutKind::kOther : it->second;
+  const std::string_view t(type);
+  switch (t.size()) {
+    case 1: return t == "t" ? LayoutKind::kTranspose : LayoutKind::kOther;
+    case 4: return t == "view" ? LayoutKind::kReshape : LayoutKind::kOther;
+    case 7:
+      if (t == "permute" || t == "reshape" || t == "flatten" || t == "Reshape" || t == "Flatten")
+        return t == "permute" ? LayoutKind::kTranspose : LayoutKind::kReshape;
+      return LayoutKind::kOther;
+    case 9: return t == "transpose" || t == "Transpose" ? LayoutKind::kTranspose : LayoutKind::kOther;
+    case 10: return t == "contiguous" ? LayoutKind::kContiguous : LayoutKind::kOther;
+    default: return LayoutKind::kOther;
+  }
 }
+
+// A set of pointers (open addressing, grown by doubling): the walker's sets of tensors, kept
+// as their tensor-map entries so that a lookup hashes no name.
+class PointerSet {
+ public:
+  bool empty() const { return size_ == 0; }
+  bool contains(const void* p) const {
+    if (size_ == 0) return false;
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = Slot(p, mask);; i = (i + 1) & mask) {
+      if (slots_[i] == p) return true;
+      if (!slots_[i]) return false;
+    }
+  }
+  void insert(const void* p) {
+    if ((size_ + 1) * 2 > slots_.size()) Grow();
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = Slot(p, mask);; i = (i + 1) & mask) {
+      if (slots_[i] == p) return;
+      if (!slots_[i]) {
+        slots_[i] = p;
+        ++size_;
+        return;
+      }
+    }
+  }
+
+ private:
+  static size_t Slot(const void* p, size_t mask) {
+    uint64_t x = uint64_t(reinterpret_cast<uintptr_t>(p));
+    x ^= x >> 29;
+    x *= 0xBF58476D1CE4E5B9ull;
+    return size_t(x >> 32) & mask;
+  }
+  void Grow() {
+    std::vector<const void*> old(slots_.size() ? slots_.size() * 2 : 64, nullptr);
+    old.swap(slots_);
+    size_ = 0;
+    for (const void* p : old)
+      if (p) insert(p);
+  }
+  std::vector<const void*> slots_;
+  size_t size_ = 0;
+};
 
 class Walker {
  public:
   Walker(const Graph& g, const LoweringOptions& o) : g_(g), opt_(o) {}
 
   Expected<WorkList> Run() {
+    const bool any_onnx = std::any_of(g_.ops.begin(), g_.ops.end(),
+                                      [](const Op& op) { return !IsAten(op.domain); });
     // Producers are needed only to fold ONNX bias Adds into MatMuls.
-    if (std::any_of(g_.ops.begin(), g_.ops.end(), [](const Op& op) { return op.domain != "aten"; }))
+    if (any_onnx)
       for (const Op& op : g_.ops) producer_[op.outputs.empty() ? "" : op.outputs[0]] = &op;
     if (!producer_.empty()) FindOnnxGelus();
+    work_.dispatches.reserve(g_.ops.size());
+    work_.kernels.reserve(g_.ops.size());
+    const bool any_gelu = !gelu_member_.empty() || !gelu_input_.empty();
     for (size_t i = 0; i < g_.ops.size(); ++i) {
-      if (gelu_member_.count(int(i))) continue;  // folded into its GELU's last op
-      auto gelu = gelu_input_.find(int(i));
-      Status s = gelu != gelu_input_.end() ? LowerGelu(int(i), g_.ops[i], *gelu->second)
-                                           : LowerOp(int(i), g_.ops[i]);
+      if (any_gelu) {
+        if (gelu_member_.count(int(i))) continue;  // folded into its GELU's last op
+        auto gelu = gelu_input_.find(int(i));
+        if (gelu != gelu_input_.end()) {
+          Status s = LowerGelu(int(i), g_.ops[i], *gelu->second);
+          if (!s.ok()) return s;
+          continue;
+        }
+      }
+      Status s = LowerOp(int(i), g_.ops[i]);
       if (!s.ok()) return s;
     }
     if (opt_.framework == Framework::kTorchscript || opt_.framework == Framework::kCudaGraph) FuseElementwiseChains();
     work_.module_calls = IsPythonEager(opt_.framework) ? CountModuleCalls(g_) : 0;
-    bool any_onnx = std::any_of(g_.ops.begin(), g_.ops.end(),
-                                [](const Op& op) { return op.domain != "aten"; });
     if (any_onnx && opt_.framework != Framework::kCudaGraph)
       work_.notes.push_back(
           "predicting a PyTorch framework from ONNX ops: the exporter rewrote the model "
@@ -74,30 +141,98 @@ class Walker {
   }
 
  private:
+  // g_.Find with a memo of recent names (direct-mapped, 64 entries): each op's rule asks for
+  // the same tensors several times (shape, bytes, element count), and an op's input is
+  // usually a recent op's output. Keyed by the tensor map's own key strings, so always exact.
+  struct MemoEntry {
+    const std::string* key = nullptr;
+    const TensorInfo* tensor = nullptr;
+    size_t size = 0;           // the key's length
+    uint64_t head = 0;         // and its first eight bytes (Head)
+    bool numel_known = false;  // `numel` holds NumElements(tensor->shape)
+    std::optional<int64_t> numel;
+  };
+  // The first eight bytes of a name, zero-padded: names of at most eight bytes (value names
+  // such as "%123") are equal when their lengths and heads are.
+  static uint64_t Head(const std::string& name) {
+    uint64_t head = 0;
+    std::memcpy(&head, name.data(), std::min<size_t>(name.size(), 8));
+    return head;
+  }
+  MemoEntry* Lookup(const std::string& name) const {
+    const size_t size = name.size();
+    const uint64_t head = Head(name);
+    // Direct-mapped by a mix of length, first and last bytes: one entry to check.
+    uint64_t tail = 0;
+    if (size > 8) std::memcpy(&tail, name.data() + size - 8, 8);
+    const size_t slot = size_t(((head ^ (tail * 0x9E3779B97F4A7C15ull) ^ size) * 0xBF58476D1CE4E5B9ull) >> 58) % kMemo;
+    MemoEntry& e = memo_[slot];
+    if (e.key && e.size == size && e.head == head && (size <= 8 || *e.key == name)) return &e;
+    auto it = g_.tensors.find(name);
+    if (it == g_.tensors.end()) return nullptr;
+    e = MemoEntry{&it->first, &it->second, size, head, false, std::nullopt};
+    return &e;
+  }
+  const TensorInfo* Find(const std::string& name) const {
+    const MemoEntry* e = Lookup(name);
+    return e ? e->tensor : nullptr;
+  }
+  // NumElements of a tensor's shape (the same number: concrete dims, no int64 overflow),
+  // computed once per memo entry.
+  static std::optional<int64_t> NumelOf(MemoEntry* e) {
+    if (!e->numel_known) {
+      int64_t n = 1;
+      bool ok = true;
+      for (const Dim& d : e->tensor->shape)
+        if (!d.known() || __builtin_mul_overflow(n, d.value, &n)) {
+          ok = false;
+          break;
+        }
+      e->numel = ok ? std::optional<int64_t>(n) : std::nullopt;
+      e->numel_known = true;
+    }
+    return e->numel;
+  }
   const Shape* ShapeOf(const std::string& name) const {
-    const TensorInfo* t = g_.Find(name);
+    const TensorInfo* t = Find(name);
     return t && t->has_shape ? &t->shape : nullptr;
   }
   DType DTypeOf(const std::string& name) const {
-    const TensorInfo* t = g_.Find(name);
+    const TensorInfo* t = Find(name);
     DType d = t ? t->dtype : DType::kUnknown;
     return IsFloat(d) ? opt_.precision : d;
   }
   // Bytes of a tensor at the run's precision; -1 if its shape is not concrete.
   double Bytes(const std::string& name) const {
     if (name.empty()) return 0;
-    const TensorInfo* t = g_.Find(name);  // one lookup for shape and dtype
-    if (!t || !t->has_shape) return -1;
-    auto n = NumElements(t->shape);
+    MemoEntry* e = Lookup(name);  // one lookup for shape and dtype
+    if (!e || !e->tensor->has_shape) return -1;
+    auto n = NumelOf(e);
     if (!n) return -1;
-    const DType d = IsFloat(t->dtype) ? opt_.precision : t->dtype;
+    const DType d = IsFloat(e->tensor->dtype) ? opt_.precision : e->tensor->dtype;
     return double(*n) * DTypeSize(d);
   }
   double Numel(const std::string& name) const {
-    const Shape* s = ShapeOf(name);
-    if (!s) return -1;
-    auto n = NumElements(*s);
+    MemoEntry* e = Lookup(name);
+    if (!e || !e->tensor->has_shape) return -1;
+    auto n = NumelOf(e);
     return n ? double(*n) : -1;
+  }
+  // FindLoweringRule, remembered per (domain, op type) for this walk in a small open-addressed
+  // table (a model has a few dozen op types; hashing each op's type string in the global table
+  // was a tenth of the walk).
+  const LoweringRule* RuleFor(const Op& op) {
+    const std::string& t = op.type;
+    size_t h = (t.size() * 131u + (t.empty() ? 0u : unsigned(t[0]) * 31u + unsigned(t.back()) * 7u)) % kRuleSlots;
+    for (size_t probe = 0; probe < kRuleSlots; ++probe, h = (h + 1) % kRuleSlots) {
+      RuleSlot& slot = rule_cache_[h];
+      if (!slot.type) {
+        slot = RuleSlot{&t, &op.domain, FindLoweringRule(op.domain, t)};
+        return slot.rule;
+      }
+      if (*slot.type == t && *slot.domain == op.domain) return slot.rule;
+    }
+    return FindLoweringRule(op.domain, t);
   }
   Status Missing(const Op& op, const std::string& tensor) const {
     return InvalidInput("node '" + op.name + "' (" + op.type + "): shape of tensor '" + tensor +
@@ -107,7 +242,7 @@ class Walker {
   bool IsShapeArithmetic(const Op& op) const {
     if (op.outputs.empty()) return false;
     for (const std::string& o : op.outputs) {
-      const TensorInfo* t = g_.Find(o);
+      const TensorInfo* t = Find(o);
       if (!t) return false;
       if (t->int_values) continue;
       if (t->dtype != DType::kInt64 && t->dtype != DType::kInt32) return false;
@@ -127,7 +262,7 @@ class Walker {
       for (const std::string& in : g_.ops[i].inputs)
         if (!in.empty()) readers[in].push_back(int(i));
     auto is_const = [&](const std::string& name) {
-      const TensorInfo* t = g_.Find(name);
+      const TensorInfo* t = Find(name);
       if (!t) return false;
       if (t->is_initializer || t->float_values || t->int_values) return true;
       auto p = producer_.find(name);
@@ -193,7 +328,7 @@ class Walker {
   bool IsFoldedBias(const Op& op) const {
     if (op.inputs.size() != 2) return false;
     for (int i = 0; i < 2; ++i) {
-      const TensorInfo* b = g_.Find(op.inputs[i]);
+      const TensorInfo* b = Find(op.inputs[i]);
       auto it = producer_.find(op.inputs[1 - i]);
       if (b && b->is_initializer && b->has_shape && b->shape.size() == 1 && it != producer_.end() &&
           it->second->type == "MatMul")
@@ -227,7 +362,7 @@ class Walker {
       if (w.op_index < 0 || w.num_kernels != 1) continue;
       if (work_.kernels[size_t(w.first_kernel)].cls != KernelClass::kElementwise) continue;
       const Op& op = g_.ops[size_t(w.op_index)];
-      if (op.domain != "aten" || op.outputs.empty() || op.repeat > 1 || !fusible_type(op.type)) continue;
+      if (!IsAten(op.domain) || op.outputs.empty() || op.repeat > 1 || !fusible_type(op.type)) continue;
       single[size_t(w.op_index)] = int(d);
       any_candidate = true;
     }
@@ -254,13 +389,30 @@ class Walker {
     }
     if (edges.empty()) return;
     // Keep edges whose tensor has no other reader (count readers of those few tensors only).
+    // One pass over every input; a name is compared in full only when its length and last
+    // character match (the value names "%N" mostly share a length).
+    std::vector<int> readers(edges.size(), 0);
+    auto count = [&](const std::string& name) {
+      if (name.empty()) return;
+      for (size_t e = 0; e < edges.size(); ++e) {
+        const std::string& t = *edges[e].tensor;
+        if (t.size() == name.size() && t.back() == name.back() && t == name) ++readers[e];
+      }
+    };
+    for (const Op& op : g_.ops)
+      for (const std::string& in : op.inputs) count(in);
+    for (const std::string& o : g_.outputs) count(o);
     std::vector<Edge> kept;
-    for (const Edge& e : edges) {
-      int readers = 0;
-      for (const Op& op : g_.ops)
-        for (const std::string& in : op.inputs) readers += in == *e.tensor;
-      for (const std::string& o : g_.outputs) readers += o == *e.tensor;
-      if (readers == 1) kept.push_back(e);
+    for (size_t e = 0; e < edges.size(); ++e) {
+      // An empty tensor name is read by every omitted optional input.
+      int r = readers[e];
+      if (edges[e].tensor->empty()) {
+        r = 0;
+        for (const Op& op : g_.ops)
+          for (const std::string& in : op.inputs) r += in.empty();
+        for (const std::string& o : g_.outputs) r += o.empty();
+      }
+      if (r == 1) kept.push_back(edges[e]);
     }
     if (kept.empty()) return;
     std::vector<int> parent(n);
@@ -285,11 +437,11 @@ class Walker {
       std::vector<const std::string*> inputs;  // read from outside the group
     };
     std::unordered_map<int, Group> acc;
-    std::vector<DispatchWork> dispatches;
-    std::vector<KernelWork> kernels;
-    dispatches.reserve(work_.dispatches.size());
-    kernels.reserve(work_.kernels.size());
-    for (const DispatchWork& d : work_.dispatches) {
+    // Compacted in place: a dispatch's kernels follow those of the dispatches before it, and a
+    // group only drops dispatches and kernels, so nothing is written past what is read.
+    size_t wd = 0, wk = 0;
+    for (size_t rd = 0; rd < work_.dispatches.size(); ++rd) {
+      const DispatchWork d = work_.dispatches[rd];
       const int i = d.op_index;
       if (i >= 0 && single[size_t(i)] >= 0 && size[size_t(find(i))] > 1) {
         const int r = find(i);
@@ -309,18 +461,20 @@ class Walker {
         for (const std::string* in : it->second.inputs) bytes += std::max(0.0, Bytes(*in));
         it->second.k.bytes = bytes;
         DispatchWork nd = d;
-        nd.first_kernel = int(kernels.size());
-        kernels.push_back(it->second.k);
-        dispatches.push_back(nd);
+        nd.first_kernel = int(wk);
+        work_.kernels[wk++] = it->second.k;
+        work_.dispatches[wd++] = nd;
         continue;
       }
       DispatchWork nd = d;
-      nd.first_kernel = int(kernels.size());
-      for (int k = 0; k < d.num_kernels; ++k) kernels.push_back(work_.kernels[size_t(d.first_kernel + k)]);
-      dispatches.push_back(nd);
+      nd.first_kernel = int(wk);
+      if (wk != size_t(d.first_kernel))
+        for (int k = 0; k < d.num_kernels; ++k) work_.kernels[wk + size_t(k)] = work_.kernels[size_t(d.first_kernel + k)];
+      wk += size_t(d.num_kernels);
+      work_.dispatches[wd++] = nd;
     }
-    work_.dispatches = std::move(dispatches);
-    work_.kernels = std::move(kernels);
+    work_.dispatches.resize(wd);
+    work_.kernels.resize(wk);
   }
 
   void Dispatch(DispatchClass c, int op_index, int first_kernel) {
@@ -333,19 +487,19 @@ class Walker {
   }
 
   Status LowerOp(int index, const Op& op) {
-    const LoweringRule* found = FindLoweringRule(op.domain, op.type);
+    const LoweringRule* found = RuleFor(op);
     LoweringRule rule;
-    const std::string qualified = (op.domain.empty() ? "" : op.domain + "::") + op.type;
+    auto qualified = [&op] { return (op.domain.empty() ? "" : op.domain + "::") + op.type; };
     if (found) {
       rule = *found;
     } else if (CostRegistry::Default().Has(op.domain, op.type)) {
-      generic_[qualified]++;
+      generic_[qualified()]++;
       rule = LoweringRule{true, DispatchClass::kKernel, KernelRecipe::kCounted, false};
     } else {
-      unknown_[qualified]++;
+      unknown_[qualified()]++;
       rule = LoweringRule{true, DispatchClass::kKernel, KernelRecipe::kElementwise, false};
     }
-    const bool onnx = op.domain != "aten";
+    const bool onnx = !IsAten(op.domain);
     if (onnx && rule.recipe != KernelRecipe::kNone && IsShapeArithmetic(op)) return Status::Ok();
     if (rule.bias_foldable && IsFoldedBias(op)) return Status::Ok();
     if (!rule.dispatch) return Status::Ok();
@@ -358,29 +512,31 @@ class Walker {
     if (layout == LayoutKind::kTranspose) {
       // Fused attention kernels write their output as [B, S, heads, d] and return it as a
       // transposed view, so transposing it back yields a contiguous tensor (no copy later).
-      if (!attention_out_.count(in0))
-        for (const auto& o : op.outputs) strided_.insert(o);
+      if (!InSet(attention_out_, in0))
+        for (const auto& o : op.outputs) AddToSet(strided_, o);
     }
     if (rule.recipe == KernelRecipe::kAttention)
-      for (const auto& o : op.outputs) attention_out_.insert(o);
+      for (const auto& o : op.outputs) AddToSet(attention_out_, o);
     // A reshape or view to the same shape is an alias (transformers 5's `attn_output.reshape`
     // right after SDPA): it keeps the fused kernel's layout.
-    if (layout == LayoutKind::kReshape && attention_out_.count(in0) && !op.outputs.empty()) {
+    if (layout == LayoutKind::kReshape && !op.outputs.empty() && InSet(attention_out_, in0)) {
       const Shape* a = ShapeOf(in0);
       const Shape* b = ShapeOf(op.outputs[0]);
-      if (a && b && *a == *b) attention_out_.insert(op.outputs[0]);
+      if (a && b && *a == *b) AddToSet(attention_out_, op.outputs[0]);
     }
     KernelRecipe recipe = rule.recipe;
     DispatchClass dclass = rule.dispatch_class;
     const bool reshape_like = layout == LayoutKind::kReshape || layout == LayoutKind::kContiguous;
-    if (reshape_like && strided_.count(in0)) {
+    const bool in0_strided =
+        (reshape_like || (is_view_like && layout != LayoutKind::kTranspose)) && InSet(strided_, in0);
+    if (reshape_like && in0_strided) {
       recipe = KernelRecipe::kCopy;
       dclass = DispatchClass::kKernel;
     } else if (layout == LayoutKind::kContiguous) {
       recipe = KernelRecipe::kNone;
       dclass = DispatchClass::kView;
-    } else if (is_view_like && layout != LayoutKind::kTranspose && strided_.count(in0)) {
-      for (const auto& o : op.outputs) strided_.insert(o);  // views of a strided view stay strided
+    } else if (is_view_like && layout != LayoutKind::kTranspose && in0_strided) {
+      for (const auto& o : op.outputs) AddToSet(strided_, o);  // views of a strided view stay strided
     }
 
     const int first = int(work_.kernels.size());
@@ -399,7 +555,8 @@ class Walker {
     KernelWork k;
     k.op_index = index;
     k.dtype = opt_.precision;
-    const std::string out = op.outputs.empty() ? "" : op.outputs[0];
+    static const std::string kNone;
+    const std::string& out = op.outputs.empty() ? kNone : op.outputs[0];
     double out_bytes = Bytes(out);
     if (out_bytes < 0) return Missing(op, out);
     switch (recipe) {
@@ -409,7 +566,7 @@ class Walker {
         const Shape* w = ShapeOf(op.inputs[1]);
         if (!w || w->size() != 2 || !(*w)[0].known() || !(*w)[1].known()) return Missing(op, op.inputs[1]);
         // aten::linear weight is [out, in]; aten::addmm(bias, x, w) has w [in, out].
-        bool addmm = op.type == "addmm";
+        bool addmm = Eq(op.type, "addmm");
         const Shape* wa = addmm ? ShapeOf(op.inputs.size() > 2 ? op.inputs[2] : "") : w;
         if (!wa || wa->size() != 2) return Missing(op, op.inputs.size() > 2 ? op.inputs[2] : "weight");
         int64_t n = addmm ? (*wa)[1].value : (*wa)[0].value;
@@ -448,7 +605,7 @@ class Walker {
           // (x @ W), which cuBLAS runs with other kernels than nn.Linear's x @ W^T.
           k.batch = 1;
           k.m = int64_t(out_n / double(std::max<int64_t>(n, 1)));
-          if (op.domain == "aten" && recipe == KernelRecipe::kMatMul) k.variant = KernelVariant::kGemmNN;
+          if (IsAten(op.domain) && recipe == KernelRecipe::kMatMul) k.variant = KernelVariant::kGemmNN;
         } else {
           k.m = o->size() >= 2 ? (*o)[o->size() - 2].value : 1;
           k.batch = int64_t(out_n / double(std::max<int64_t>(k.m * n, 1)));
@@ -500,7 +657,7 @@ class Walker {
         const bool eager_fw = IsPythonEager(opt_.framework) ||
                               opt_.framework == Framework::kLibtorchEager;
         const bool masked = op.inputs.size() > 3 && !op.inputs[3].empty() &&
-                            !(eager_fw && op.domain == "aten");
+                            !(eager_fw && IsAten(op.domain));
         k.cls = masked ? KernelClass::kAttentionMasked : KernelClass::kAttention;
         k.flops = 4.0 * bh * sq * sk * d;
         k.m = int64_t(sq);
@@ -570,11 +727,11 @@ class Walker {
       }
     }
     if (recipe == KernelRecipe::kNorm &&
-        ((op.domain == "aten" && op.type == "batch_norm") || (op.domain.empty() && op.type == "BatchNormalization")))
+        ((IsAten(op.domain) && Eq(op.type, "batch_norm")) || (op.domain.empty() && Eq(op.type, "BatchNormalization"))))
       k.variant = KernelVariant::kBatchNorm;
     work_.kernels.push_back(k);
     const bool half = opt_.precision == DType::kFloat16 || opt_.precision == DType::kBFloat16;
-    if (half && op.type == "batch_norm" && op.domain == "aten") {
+    if (half && Eq(op.type, "batch_norm") && IsAten(op.domain)) {
       // Half-precision inference batch norm is ATen's native kernel, not cuDNN's: two small
       // kernels over the channel statistics (a copy and the inverse-std computation) precede
       // the transform (CUPTI, ResNet-50 fp16 on H200: 53 of each per iteration; fp32 runs one
@@ -591,7 +748,7 @@ class Walker {
         work_.kernels.push_back(c);
       }
     }
-    if (op.type == "addmm" && op.domain == "aten" && AddmmRunsAsMmAndAdd()) {
+    if (AddmmRunsAsMmAndAdd() && Eq(op.type, "addmm") && IsAten(op.domain)) {
       // aten::addmm(bias, x, w) as Hugging Face's Conv1D calls it (GPT-2): TorchScript's
       // DecomposeOps pass turns it into mm and an add of the broadcast bias, ATen's strided
       // elementwise kernel (CUPTI, H100 and H200); eager runs one cuBLASLt GEMM with a bias
@@ -613,7 +770,7 @@ class Walker {
   double ByteScale(const Op& op) const {
     for (const auto* names : {&op.inputs, &op.outputs})
       for (const std::string& n : *names) {
-        const TensorInfo* t = n.empty() ? nullptr : g_.Find(n);
+        const TensorInfo* t = n.empty() ? nullptr : Find(n);
         if (t && t->dtype != DType::kUnknown && IsFloat(t->dtype) && DTypeSize(t->dtype) > 0)
           return double(DTypeSize(opt_.precision)) / DTypeSize(t->dtype);
       }
@@ -695,7 +852,7 @@ class Walker {
     const bool half = opt_.precision == DType::kFloat16 || opt_.precision == DType::kBFloat16;
     const bool eager = IsPythonEager(opt_.framework) ||
                        opt_.framework == Framework::kLibtorchEager;
-    if (op.domain != "aten") return;
+    if (!IsAten(op.domain)) return;
     if (eager) {
       if (half) add(bh * sq * 4.0);  // memset of the log-sum-exp statistics
     } else if (masked) {
@@ -708,9 +865,34 @@ class Walker {
   const Graph& g_;
   LoweringOptions opt_;
   WorkList work_;
+  static constexpr size_t kMemo = 64;
+  struct RuleSlot {
+    const std::string* type = nullptr;
+    const std::string* domain = nullptr;
+    const LoweringRule* rule = nullptr;
+  };
+  static constexpr size_t kRuleSlots = 64;
+  std::array<RuleSlot, kRuleSlots> rule_cache_{};
+  mutable std::array<MemoEntry, kMemo> memo_{};
   std::unordered_map<std::string, const Op*> producer_;
-  std::unordered_set<std::string> strided_;
-  std::unordered_set<std::string> attention_out_;
+  // Sets of tensors by name: the graph's tensors by their map entries, names the graph lacks
+  // by name.
+  struct TensorSet {
+    PointerSet tensors;
+    std::unordered_set<std::string> missing;
+  };
+  bool InSet(const TensorSet& set, const std::string& name) const {
+    if (set.tensors.empty() && set.missing.empty()) return false;
+    const TensorInfo* t = Find(name);
+    return t ? set.tensors.contains(t) : set.missing.count(name) > 0;
+  }
+  void AddToSet(TensorSet& set, const std::string& name) const {
+    const TensorInfo* t = Find(name);
+    if (t) set.tensors.insert(t);
+    else set.missing.insert(name);
+  }
+  TensorSet strided_;
+  TensorSet attention_out_;
   std::map<std::string, int> unknown_;
   std::map<std::string, int> generic_;
   std::unordered_set<int> gelu_member_;                         // ops folded into a GELU

@@ -1,6 +1,7 @@
 #include "predictor/lowering_rules.h"
 
 #include <algorithm>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -303,8 +304,9 @@ const std::unordered_map<std::string, Entry>& Table() {
 }  // namespace
 
 const LoweringRule* FindLoweringRule(const std::string& domain, const std::string& op_type) {
-  const bool aten = domain == "aten";
-  if (!aten && !domain.empty() && domain != "ai.onnx") return nullptr;
+  const std::string_view d(domain);
+  const bool aten = d == "aten";
+  if (!aten && !d.empty() && d != "ai.onnx") return nullptr;
   auto it = Table().find(op_type);
   const LoweringRule* r = nullptr;
   if (it != Table().end()) r = aten ? it->second.second : it->second.first;

@@ -25,8 +25,108 @@ double Draw(double v, double se, std::mt19937_64& rng) {
 
 }  // namespace
 
+size_t ProfileCache::Hash::operator()(const Key& k) const {
+  size_t h = std::hash<const void*>()(k.params);
+  for (uint64_t v : {uint64_t(k.cls), uint64_t(k.variant), uint64_t(k.m), uint64_t(k.n), uint64_t(k.k), uint64_t(k.batch),
+                     uint64_t(std::hash<double>()(k.bytes))})
+    h = (h ^ v) * 0x100000001b3ull;
+  return h;
+}
+
+namespace {
+
+ProfileCache::Value ComputeAnchor(const KernelWork& work, const KernelParams& params) {
+  ProfileCache::Value v;
+  v.factor = AnchorFactor(work, params);
+  if (LibraryChoosesKernels(work.cls)) v.kernels = AnchorKernels(work, params);
+  return v;
+}
+
+}  // namespace
+
+ClassParams ResolveClassParams(const HostProfile& profile, KernelClass cls, DType dtype) {
+  ClassParams c;
+  const std::string key = KernelKey(cls, dtype);
+  const KernelParams* kp = profile.gpu.Find(cls, dtype);
+  c.own = kp;
+  std::string used = key;
+  if (!kp && (dtype == DType::kBFloat16 || dtype == DType::kFloat16)) {
+    DType other = dtype == DType::kBFloat16 ? DType::kFloat16 : DType::kBFloat16;
+    kp = profile.gpu.Find(cls, other);
+    used = KernelKey(cls, other);
+    if (kp) c.notes.push_back("no " + key + " parameters in profile: used " + used);
+  }
+  if (!kp && cls == KernelClass::kDepthwise) {
+    kp = profile.gpu.Find(KernelClass::kElementwise, dtype);
+    if (kp) c.notes.push_back("no " + key + " parameters in profile: priced as elementwise");
+  }
+  if (!kp && cls == KernelClass::kGather) {
+    kp = profile.gpu.Find(KernelClass::kCopy, dtype);
+    if (kp) c.notes.push_back("no " + key + " parameters in profile: priced as copy");
+  }
+  if (!kp) {
+    c.used_key = key;  // for the error message
+    return c;
+  }
+  c.found = true;
+  c.used = kp;
+  c.used_key = used;
+  c.theta.floor_us = kp->floor_us.value;
+  c.theta.rate_tflops = ValueOr(kp->rate_tflops, 0);
+  c.theta.bandwidth_gbps = kp->bandwidth_gbps.value;
+  c.se.floor_us = SeOr0(kp->floor_us);
+  c.se.rate_tflops = SeOr0(kp->rate_tflops);
+  c.se.bandwidth_gbps = SeOr0(kp->bandwidth_gbps);
+  if (!kp->trusted) {
+    // median |log error| = 0.6745 sigma for a normal log error
+    const double err = std::isfinite(kp->holdout_err_pct) ? kp->holdout_err_pct : kp->median_abs_err_pct;
+    c.model_sigma = std::isfinite(err) ? std::log1p(err / 100.0) / 0.6745 : 0.0;
+    char note[200];
+    std::snprintf(note, sizeof(note),
+                  "kernel class %s failed its calibration quality gates (held-out median error %.0f%%): "
+                  "its kernel times carry that uncertainty in the interval",
+                  used.c_str(), std::isfinite(err) ? err : 0.0);
+    c.notes.push_back(note);
+  }
+  return c;
+}
+
+ProfileCache::ProfileCache() = default;
+ProfileCache::~ProfileCache() = default;
+
+bool ProfileCache::Serves(const HostProfile& profile) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!profile_) profile_ = &profile;
+  return profile_ == &profile;
+}
+
+ProfileCache::Value ProfileCache::Anchor(const HostProfile& profile, const Key& key, const KernelWork& work) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = values_.find(key);
+    if (it != values_.end()) return it->second;
+  }
+  const Value v = ComputeAnchor(work, *key.params);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (profile_ == &profile) values_.emplace(key, v);
+  return v;
+}
+
+const ClassParams& ProfileCache::Class(const HostProfile& profile, KernelClass cls, DType dtype) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_ptr<ClassParams>& c = classes_[size_t(cls)][size_t(dtype)];
+  if (!c) c = std::make_unique<ClassParams>(ResolveClassParams(profile, cls, dtype));
+  return *c;
+}
+
+size_t ProfileCache::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return values_.size();
+}
+
 Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& profile,
-                                       Framework framework) {
+                                       Framework framework, ProfileCache* cache) {
+  if (cache && !cache->Serves(profile)) cache = nullptr;
   ResolvedParams rp;
   rp.framework = framework;
   rp.num_sms = profile.gpu.num_sms;
@@ -95,65 +195,36 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
   rp.theta_index.reserve(work.kernels.size());
   rp.anchor_factor.reserve(work.kernels.size());
   rp.kernel_nodes.reserve(work.kernels.size());
-  struct AnchorKey {
-    const KernelParams* params;
-    KernelVariant variant;
-    int64_t m, n, k, batch;
-    double bytes;
-    bool operator==(const AnchorKey& o) const {
-      return params == o.params && variant == o.variant && m == o.m && n == o.n && k == o.k &&
-             batch == o.batch && bytes == o.bytes;
-    }
-  };
-  std::vector<std::pair<AnchorKey, std::pair<double, int>>> seen;  // factor, kernels
+  using AnchorKey = ProfileCache::Key;
+  // Kernel works already priced by this call. A model repeats its layers, so a kernel's work
+  // is usually the last one found or the one after it: those are tried first.
+  std::vector<std::pair<AnchorKey, ProfileCache::Value>> seen;
+  size_t next_seen = 0;
+  constexpr size_t kMaxClasses = size_t(kNumKernelClasses) * kDTypes;
+  rp.thetas.reserve(kMaxClasses);
+  rp.theta_se.reserve(kMaxClasses);
+  rp.theta_model_sigma.reserve(kMaxClasses);
+  rp.tiles.reserve(kMaxClasses);
+  rp.theta_keys.reserve(kMaxClasses);
   for (const KernelWork& k : work.kernels) {
     int& idx = slot[int(k.cls)][int(k.dtype)];
     if (idx < 0) {
-      const std::string key = KernelKey(k.cls, k.dtype);
-      const KernelParams* kp = profile.gpu.Find(k.cls, k.dtype);
-      own[int(k.cls)][int(k.dtype)] = kp;
-      std::string used = key;
-      if (!kp && (k.dtype == DType::kBFloat16 || k.dtype == DType::kFloat16)) {
-        DType other = k.dtype == DType::kBFloat16 ? DType::kFloat16 : DType::kBFloat16;
-        kp = profile.gpu.Find(k.cls, other);
-        used = KernelKey(k.cls, other);
-        if (kp) rp.notes.push_back("no " + key + " parameters in profile: used " + used);
+      ClassParams uncached;
+      const ClassParams& c = cache ? cache->Class(profile, k.cls, k.dtype)
+                                   : (uncached = ResolveClassParams(profile, k.cls, k.dtype));
+      own[int(k.cls)][int(k.dtype)] = c.own;
+      if (!c.found) {
+        rp.notes.insert(rp.notes.end(), c.notes.begin(), c.notes.end());
+        return InvalidInput("profile has no parameters for kernel class " + c.used_key);
       }
-      if (!kp && k.cls == KernelClass::kDepthwise) {
-        kp = profile.gpu.Find(KernelClass::kElementwise, k.dtype);
-        if (kp) rp.notes.push_back("no " + key + " parameters in profile: priced as elementwise");
-      }
-      if (!kp && k.cls == KernelClass::kGather) {
-        kp = profile.gpu.Find(KernelClass::kCopy, k.dtype);
-        if (kp) rp.notes.push_back("no " + key + " parameters in profile: priced as copy");
-      }
-      if (!kp) return InvalidInput("profile has no parameters for kernel class " + key);
-      KernelTheta t;
-      t.floor_us = kp->floor_us.value;
-      t.rate_tflops = ValueOr(kp->rate_tflops, 0);
-      t.bandwidth_gbps = kp->bandwidth_gbps.value;
-      KernelTheta se;
-      se.floor_us = SeOr0(kp->floor_us);
-      se.rate_tflops = SeOr0(kp->rate_tflops);
-      se.bandwidth_gbps = SeOr0(kp->bandwidth_gbps);
+      const KernelParams* kp = c.used;
       idx = int(rp.thetas.size());
-      rp.thetas.push_back(t);
-      rp.theta_se.push_back(se);
-      double sigma = 0;
-      if (!kp->trusted) {
-        // median |log error| = 0.6745 sigma for a normal log error
-        const double err = std::isfinite(kp->holdout_err_pct) ? kp->holdout_err_pct : kp->median_abs_err_pct;
-        sigma = std::isfinite(err) ? std::log1p(err / 100.0) / 0.6745 : 0.0;
-        char note[200];
-        std::snprintf(note, sizeof(note),
-                      "kernel class %s failed its calibration quality gates (held-out median error %.0f%%): "
-                      "its kernel times carry that uncertainty in the interval",
-                      used.c_str(), std::isfinite(err) ? err : 0.0);
-        rp.notes.push_back(note);
-      }
-      rp.theta_model_sigma.push_back(sigma);
+      rp.thetas.push_back(c.theta);
+      rp.theta_se.push_back(c.se);
+      rp.notes.insert(rp.notes.end(), c.notes.begin(), c.notes.end());
+      rp.theta_model_sigma.push_back(c.model_sigma);
       rp.tiles.emplace_back(kp->tile_m, kp->tile_n);
-      rp.theta_keys.push_back(used);
+      rp.theta_keys.push_back(c.used_key);
       used_params[int(k.cls)][int(k.dtype)] = kp;
     }
     const KernelParams* up = used_params[int(k.cls)][int(k.dtype)];
@@ -161,17 +232,32 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
     int nodes = 1;
     if (up && !up->anchors.empty()) {
       // A model repeats its layers: the same kernel work recurs, so its factor is computed once.
-      AnchorKey key{up, k.variant, k.m, k.n, k.k, k.batch, k.bytes};
-      auto it = std::find_if(seen.begin(), seen.end(),
-                             [&](const auto& e) { return e.first == key; });
-      if (it != seen.end()) {
-        factor = it->second.first;
-        nodes = it->second.second;
+      const AnchorKey key{up, k.cls, k.variant, k.m, k.n, k.k, k.batch, k.bytes};
+      // The last one found (q, k and v projections share a key), the one after it, then all.
+      size_t found = seen.size();
+      const size_t last = next_seen > 0 ? next_seen - 1 : 0;
+      if (!seen.empty() && seen[last].first == key) {
+        found = last;
+      } else if (next_seen < seen.size() && seen[next_seen].first == key) {
+        found = next_seen;
       } else {
-        factor = AnchorFactor(k, *up);
-        if (LibraryChoosesKernels(k.cls)) nodes = AnchorKernels(k, *up);
-        seen.emplace_back(key, std::make_pair(factor, nodes));
+        for (size_t j = 0; j < seen.size(); ++j)
+          if (seen[j].first == key) {
+            found = j;
+            break;
+          }
       }
+      ProfileCache::Value v;
+      if (found < seen.size()) {
+        v = seen[found].second;
+        next_seen = found + 1;
+      } else {
+        v = cache ? cache->Anchor(profile, key, k) : ComputeAnchor(k, *up);
+        seen.emplace_back(key, v);
+        next_seen = seen.size();
+      }
+      factor = v.factor;
+      nodes = v.kernels;
     }
     rp.anchor_factor.push_back(factor);
     rp.kernel_nodes.push_back(nodes);

@@ -14,8 +14,12 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
+#include <memory>
+#include <mutex>
 #include <random>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "common/status.h"
@@ -63,8 +67,72 @@ struct ResolvedParams {
   std::vector<std::string> notes;  // fallbacks used, ranges exceeded
 };
 
+// What a profile gives one kernel class at one dtype, as ResolveParams uses it: the class's
+// own entry (whose measured range applies), the entry priced with (its own, or a fallback such
+// as fp16 for bf16), and the notes that choice adds.
+struct ClassParams {
+  bool found = false;  // false: the profile has no entry to price the class with
+  const KernelParams* own = nullptr;
+  const KernelParams* used = nullptr;
+  std::string used_key;            // "gemm/fp16"
+  std::vector<std::string> notes;  // fallbacks used, a failed quality gate
+  KernelTheta theta, se;
+  double model_sigma = 0;
+};
+ClassParams ResolveClassParams(const HostProfile& profile, KernelClass cls, DType dtype);
+
+// What predictions with one profile compute again and again and the profile alone decides:
+// each kernel class's parameters (ResolveClassParams) and the anchors' correction and kernel
+// count of a kernel's work (AnchorFactor, AnchorKernels), which recur across the layers of a
+// model and across models. Kept by a caller that predicts many models with one profile (the
+// Python module keeps one per Profile). A cached value is the very number the computation
+// gives, so results are the same with or without a cache. Thread-safe. It is bound to the
+// first profile it is used with (it is not used with another) and must not be used after that
+// profile changed or died.
+class ProfileCache {
+ public:
+  struct Key {
+    const KernelParams* params = nullptr;
+    KernelClass cls = KernelClass::kElementwise;
+    KernelVariant variant = KernelVariant::kPlain;
+    int64_t m = 0, n = 0, k = 0, batch = 1;
+    double bytes = 0;
+    bool operator==(const Key& o) const {
+      return params == o.params && cls == o.cls && variant == o.variant && m == o.m && n == o.n && k == o.k &&
+             batch == o.batch && bytes == o.bytes;
+    }
+  };
+  struct Value {
+    double factor = 1.0;
+    int kernels = 1;
+  };
+  ProfileCache();
+  ~ProfileCache();
+  ProfileCache(const ProfileCache&) = delete;
+  ProfileCache& operator=(const ProfileCache&) = delete;
+
+  // Whether the cache serves `profile` (binding it to `profile` when still unbound).
+  bool Serves(const HostProfile& profile);
+  // For a profile it serves: the value of `key` (of `work`), computed once.
+  Value Anchor(const HostProfile& profile, const Key& key, const KernelWork& work);
+  // For a profile it serves: ResolveClassParams, computed once (the reference stays valid).
+  const ClassParams& Class(const HostProfile& profile, KernelClass cls, DType dtype);
+  size_t size() const;  // anchor values kept
+
+ private:
+  struct Hash {
+    size_t operator()(const Key& k) const;
+  };
+  static constexpr int kDTypes = int(DType::kComplex64) + 1;
+  mutable std::mutex mu_;
+  const HostProfile* profile_ = nullptr;
+  std::unordered_map<Key, Value, Hash> values_;
+  std::array<std::array<std::unique_ptr<ClassParams>, kDTypes>, kNumKernelClasses> classes_;
+};
+
+// `cache` (may be null) keeps what the profile decides across calls with that profile.
 Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& profile,
-                                       Framework framework);
+                                       Framework framework, ProfileCache* cache = nullptr);
 
 // A copy of `p` with every parameter drawn from N(value, stderr), clipped at zero.
 ResolvedParams SampleParams(const ResolvedParams& p, std::mt19937_64& rng);

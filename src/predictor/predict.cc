@@ -22,17 +22,25 @@ void AddNotes(const std::vector<std::string>& from, std::vector<std::string>* to
 
 Expected<PredictionPoint> PredictPoint(const Graph& graph, const HostProfile& profile,
                                        Framework framework, DType precision, int samples,
-                                       uint64_t seed, std::vector<std::string>* notes) {
+                                       uint64_t seed, std::vector<std::string>* notes,
+                                       ProfileCache* cache) {
   LoweringOptions lo;
   lo.framework = framework;
   lo.precision = precision;
   Expected<WorkList> work = Lower(graph, lo);
   if (!work.ok()) return work.status();
-  Expected<ResolvedParams> rp = ResolveParams(work.value(), profile, framework);
+  return PredictWork(work.value(), profile, framework, precision, samples, seed, notes, cache);
+}
+
+Expected<PredictionPoint> PredictWork(const WorkList& work, const HostProfile& profile,
+                                      Framework framework, DType precision, int samples,
+                                      uint64_t seed, std::vector<std::string>* notes,
+                                      ProfileCache* cache) {
+  Expected<ResolvedParams> rp = ResolveParams(work, profile, framework, cache);
   if (!rp.ok()) return rp.status();
-  AddNotes(work->notes, notes);
+  AddNotes(work.notes, notes);
   AddNotes(rp->notes, notes);
-  Timing t = Simulate(work.value(), rp.value());
+  Timing t = Simulate(work, rp.value());
   PredictionPoint p;
   p.framework = framework;
   p.precision = precision;
@@ -44,17 +52,17 @@ Expected<PredictionPoint> PredictPoint(const Graph& graph, const HostProfile& pr
   p.gpu_util = t.latency_us > 0 ? t.compute_us / t.latency_us : 0;
   p.dispatches = t.dispatches;
   p.kernels = t.kernels;
-  p.module_calls = work->module_calls;
+  p.module_calls = work.module_calls;
   for (int c = 0; c < kNumKernelClasses; ++c) p.class_ms[c] = t.class_us[c] / 1e3;
-  p.generic_ops = work->generic_ops;
-  p.unpriced_ops = work->unpriced_ops;
+  p.generic_ops = work.generic_ops;
+  p.unpriced_ops = work.unpriced_ops;
   p.interval_lo_ms = p.interval_hi_ms = p.latency_ms;
   if (samples > 0) {
     std::mt19937_64 rng(seed);
     std::vector<double> lat;
     lat.reserve(samples);
     for (int i = 0; i < samples; ++i)
-      lat.push_back(Simulate(work.value(), SampleParams(rp.value(), rng)).latency_us / 1e3);
+      lat.push_back(Simulate(work, SampleParams(rp.value(), rng)).latency_us / 1e3);
     p.interval_lo_ms = std::min(Percentile(lat, 0.1), p.latency_ms);
     p.interval_hi_ms = std::max(Percentile(lat, 0.9), p.latency_ms);
   }

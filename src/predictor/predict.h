@@ -20,6 +20,7 @@
 #include "graph/graph.h"
 #include "predictor/framework.h"
 #include "predictor/host_profile.h"
+#include "predictor/work_list.h"
 
 namespace ftax {
 
@@ -74,10 +75,21 @@ struct PredictionReport {
   std::map<std::string, int> unpriced_ops;
 };
 
-// One point.
+class ProfileCache;  // pipeline.h
+
+// One point. `cache` (may be null) keeps what the profile decides (class parameters, anchor
+// corrections) across calls with that profile; the point is the same with or without it.
 Expected<PredictionPoint> PredictPoint(const Graph& graph, const HostProfile& profile,
                                        Framework framework, DType precision, int samples,
-                                       uint64_t seed, std::vector<std::string>* notes);
+                                       uint64_t seed, std::vector<std::string>* notes,
+                                       ProfileCache* cache = nullptr);
+// The same point from the graph's work list for `framework` and `precision` (Lower): what
+// PredictPoint does after lowering, for callers that keep work lists (one lowering, many
+// profiles or intervals).
+Expected<PredictionPoint> PredictWork(const WorkList& work, const HostProfile& profile,
+                                      Framework framework, DType precision, int samples,
+                                      uint64_t seed, std::vector<std::string>* notes,
+                                      ProfileCache* cache = nullptr);
 
 Expected<PredictionReport> PredictSweep(const GraphAtBatch& model, const HostProfile& profile,
                                         const PredictRequest& request);
