@@ -1,19 +1,18 @@
 #include "calibrate/isolated_sweep.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <set>
 
 #include "calibrate/measurement_rounds.h"
 #include "calibrate/run_resume.h"
+#include "common/progress.h"
 
 namespace ftax {
 namespace {
 
 using json = nlohmann::json;
-using Clock = std::chrono::steady_clock;
 
 struct Where {
   size_t model;
@@ -47,13 +46,6 @@ std::vector<json> ReadLines(const std::string& path) {
     }
   }
   return lines;
-}
-
-std::string Clock1(double s) {
-  char b[32];
-  if (s >= 60) std::snprintf(b, sizeof(b), "%dm%02ds", int(s) / 60, int(s) % 60);
-  else std::snprintf(b, sizeof(b), "%.0fs", s);
-  return b;
 }
 
 }  // namespace
@@ -111,7 +103,7 @@ Status MeasureModelsIsolated(const std::vector<RunOptions>& models, const SweepO
   size_t done = 0;
   int64_t order = 0;
   int workers = 0;
-  const auto t0 = Clock::now();
+  Progress visits(planned);  // "[k of N] ..., 3 min 10 s left" after every worker
   for (int r = 0; r < rounds; ++r) {
     for (size_t m : VisitOrder(models.size(), r, rounds, opt.rounds.seed)) {
       std::vector<size_t> mine;
@@ -222,13 +214,11 @@ Status MeasureModelsIsolated(const std::vector<RunOptions>& models, const SweepO
         pending = rest;
         ws = write_rows();
         if (!ws.ok()) return ws;
-        const double el = std::chrono::duration<double>(Clock::now() - t0).count();
         size_t failed_now = 0;
         for (const RoundedPoint& p : points) failed_now += p.failed;
-        const size_t left = planned > done ? planned - done : 0;
-        progress(std::to_string(done) + " of " + std::to_string(planned) + " visits, " +
-                 std::to_string(failed_now) + " points failed, " + Clock1(el) + " elapsed" +
-                 (done > 0 && left > 0 ? ", about " + Clock1(el / double(done) * double(left)) + " left" : ""));
+        progress(visits.At(done, "visits done, last " + models[m].model_name + ", " + std::to_string(failed_now) +
+                                     (failed_now == 1 ? " point" : " points") + " failed, " +
+                                     FormatDuration(visits.ElapsedSeconds()) + " elapsed"));
       }
     }
     if (rounds > 1) progress("round " + std::to_string(r + 1) + "/" + std::to_string(rounds) + " written");

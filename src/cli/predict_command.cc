@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "cli/commands.h"
+#include "cli/gnuplot_runner.h"
 #include "cli/output_format.h"
 #include "cli/profile_names.h"
 #include "graph/open_model.h"
@@ -356,6 +357,7 @@ int RunPredict(const PredictOptions& o) {
   if (!o.specs.empty()) return RunPredictSpecs(o);
   if (!o.plot.empty()) {
     Status out = RefuseOutputOverInputs("--plot", o.plot, {o.model.path, o.profile});
+    if (out.ok()) out = CheckPlotPath(o.plot);  // extension and gnuplot terminal, before any work
     if (!out.ok()) return ReportError("predict", out);
   }
   Sweep s;
@@ -474,7 +476,9 @@ void SetupPredictCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--batch", o->batch, "batches: 1,2,4 or 1:128 (powers of two)")->capture_default_str();
   AddFormatOption(cmd, &o->format, {"table", "json", "csv"});
-  cmd->add_option("--plot", o->plot, "write a latency-vs-batch plot (.svg or .png, needs gnuplot)");
+  cmd->add_option("--plot", o->plot,
+                  std::string("write a latency-vs-batch plot; the extension picks the format: ") +
+                      kPlotExtensionsHelp);
   cmd->add_option("--whatif", o->whatif,
                   "compare with a changed setup, KEY=VALUE comma list: width=F, depth=F (arch specs), "
                   "seq=N (the sequence dim of an arch spec or a model's symbolic dim 'seq'), "

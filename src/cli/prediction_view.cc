@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "cli/gnuplot_runner.h"
+#include "cli/plot_script.h"
 #include "cli/profile_names.h"
 #include "cli/text_table.h"
 
@@ -416,45 +417,8 @@ std::string SpecsCsv(const std::vector<SpecReport>& specs) {
 }
 
 Status PlotPrediction(const PredictionReport& r, const std::string& title, const std::string& path) {
-  std::map<std::string, std::vector<const PredictionPoint*>> series;
-  for (const auto& p : r.points) series[Label(p.framework, p.precision)].push_back(&p);
-  std::ostringstream d;
-  d.precision(9);
-  for (const auto& [name, pts] : series) {
-    d << "# " << GnuplotString(name) << "\n";
-    for (const auto* p : pts)
-      d << p->batch << " " << p->latency_ms << " " << p->interval_lo_ms << " " << p->interval_hi_ms
-        << " " << p->framework_ms << " " << p->compute_ms << "\n";
-    d << "\n\n";
-  }
-  std::ostringstream g;
-  g << "set title " << GnuplotString(title) << " noenhanced\n";
-  g << "set logscale xy 2\nset xlabel 'batch'\nset ylabel 'ms'\nset key outside right noenhanced\n";
-  g << "set grid\n";
-  int i = 0;
-  std::string plot = "plot ";
-  const std::string data = std::string("'") + kGnuplotData + "'";
-  for (const auto& [name, pts] : series) {
-    std::string idx = std::to_string(i);
-    std::string color = std::to_string(i % 8 + 1);
-    if (i) plot += ", ";
-    plot += data + " index " + idx + " using 1:2:3:4 with yerrorlines lc " + color + " lw 2 title " +
-            GnuplotString(name + " latency") + ", ";
-    plot += "'' index " + idx + " using 1:5 with lines dt 2 lc " + color + " title " +
-            GnuplotString(name + " framework") + ", ";
-    plot += "'' index " + idx + " using 1:6 with lines dt 3 lc " + color + " title " +
-            GnuplotString(name + " compute");
-    ++i;
-  }
-  int arrow = 1;
-  for (const auto& c : r.crossovers)
-    if (c.batch)
-      g << "set arrow " << arrow++ << " from " << *c.batch << ", graph 0 to " << *c.batch
-        << ", graph 1 nohead dt 4 lc rgb 'gray'\n"
-        << "set label " << arrow << " " << GnuplotString("crossover " + Label(c.framework, c.precision))
-        << " at " << *c.batch << ", graph 0.95 rotate by 90 right font ',8' noenhanced\n";
-  g << plot << "\n";
-  return RunGnuplot(g.str(), d.str(), path, PlotSize{1000, 650});
+  const GnuplotJob job = PredictionPlotJob(r, title);
+  return RunGnuplot(job.script, job.data, path, job.size);
 }
 
 }  // namespace ftax::cli

@@ -80,7 +80,7 @@ nlohmann::json SpecsJson(const std::vector<SpecReport>& specs);
 std::string SpecsCsv(const std::vector<SpecReport>& specs);
 
 // Latency, framework and compute terms against batch per framework/precision, with the
-// crossover marked; writes `path` (.svg or .png) through gnuplot.
+// crossover marked; writes `path` (.svg, .png or .pdf) through gnuplot (cli/plot_script.h).
 Status PlotPrediction(const PredictionReport& r, const std::string& title, const std::string& path);
 
 }  // namespace ftax::cli

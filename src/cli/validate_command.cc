@@ -17,6 +17,7 @@
 #include "cli/output_format.h"
 #include "cli/profile_names.h"
 #include "cli/gnuplot_runner.h"
+#include "cli/plot_script.h"
 #include "cli/sweep_args.h"
 #include "cli/text_table.h"
 #include "cli/worker_process.h"
@@ -77,48 +78,12 @@ int RunValidateWorker(const ValidateOptions& o) {
 }
 
 // Measured latency (median with p10..p90 bars) and predicted latency (line with its interval)
-// against batch, one panel per model and precision, one color per framework; gnuplot.
+// against batch, one panel per model and precision, one colour per framework, one key for all
+// panels (cli/plot_script.h); gnuplot.
 Status PlotValidation(const ValidationReport& r, const std::string& path) {
-  std::map<std::string, std::map<std::string, std::vector<const ValidationRow*>>> panels;
-  for (const ValidationRow& v : r.rows) panels[v.model + " " + v.precision][v.framework].push_back(&v);
-  if (panels.empty()) return InvalidInput("--plot: no rows to plot");
-  if (panels.size() > 64)
-    return InvalidInput("--plot: " + std::to_string(panels.size()) +
-                        " panels (model x precision); at most 64 fit one picture");
-  const int n = int(panels.size());
-  const int cols = n > 1 ? 2 : 1, rows = (n + cols - 1) / cols;
-  std::ostringstream d, g;
-  d.precision(9);
-  g << "set multiplot layout " << rows << "," << cols << "\nset logscale xy 2\nset grid\n"
-    << "set key top left font ',8' noenhanced\nset xlabel 'batch'\nset ylabel 'ms'\n";
-  const std::string data = std::string("'") + kGnuplotData + "'";
-  int block = 0;
-  for (const auto& [title, fws] : panels) {
-    g << "set title "
-      << GnuplotString(title + ": measured median, p10-p90 bars; predicted line, interval shaded")
-      << " font ',8' noenhanced\n";
-    std::string plot = "plot ";
-    int color = 1;
-    for (const auto& [fw, pts] : fws) {
-      std::vector<const ValidationRow*> sorted = pts;
-      std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->batch < b->batch; });
-      for (const ValidationRow* v : sorted)
-        d << v->batch << " " << v->measured_ms << " " << v->measured_p10 << " " << v->measured_p90 << " "
-          << v->predicted.latency_ms << " " << v->predicted.interval_lo_ms << " "
-          << v->predicted.interval_hi_ms << "\n";
-      d << "\n\n";
-      const std::string idx = std::to_string(block++), c = std::to_string(color++);
-      if (plot.size() > 5) plot += ", ";
-      plot += data + " index " + idx + " using 1:6:7 with filledcurves lc " + c +
-              " fs transparent solid 0.15 notitle, '' index " + idx + " using 1:5 with lines lc " + c +
-              " lw 2 title " + GnuplotString(fw + " predicted") + ", '' index " + idx +
-              " using 1:2:3:4 with yerrorbars lc " + c + " pt 7 ps 0.6 title " +
-              GnuplotString(fw + " measured");
-    }
-    g << plot << "\n";
-  }
-  g << "unset multiplot\n";
-  return RunGnuplot(g.str(), d.str(), path, PlotSize{560 * cols, 380 * rows});
+  Expected<GnuplotJob> job = ValidationPlotJob(r);
+  if (!job.ok()) return job.status();
+  return RunGnuplot(job->script, job->data, path, job->size);
 }
 
 // Leave-one-model-out: each model's rows are predicted with framework costs refined on the
@@ -215,6 +180,10 @@ int RunValidate(const ValidateOptions& o) {
       if (!outputs[k].second->empty() && SamePath(*outputs[k].second, *path))
         return ReportError("validate", InvalidInput(std::string(flag) + " '" + *path + "' is also given to " +
                                                     outputs[k].first + "; give each output its own file"));
+  }
+  if (!o.plot.empty()) {  // extension and gnuplot terminal, before any model runs
+    Status s = CheckPlotPath(o.plot);
+    if (!s.ok()) return ReportError("validate", s);
   }
   json measured = {{"rows", json::array()}};
   if (!o.models.empty()) {
@@ -489,7 +458,9 @@ void SetupValidateCommand(CLI::App& app) {
                 "the others");
   cmd->add_option("--worker", o->worker)->group("");      // internal: one worker process
   cmd->add_option("--worker-out", o->worker_out)->group("");
-  cmd->add_option("--plot", o->plot, "write measured vs predicted latency plots (.svg or .png, gnuplot)");
+  cmd->add_option("--plot", o->plot,
+                  std::string("write measured vs predicted latency plots; the extension picks the format: ") +
+                      kPlotExtensionsHelp);
   cmd->callback([o] { ExitCode() = RunValidate(*o); });
 }
 
