@@ -1,4 +1,6 @@
 #include "calibrate/framework_refit.h"
+
+#include "calibrate/measured_framework.h"
 #include "calibrate/profile_file.h"
 #include "common/clock.h"
 #include "common/percentile.h"
@@ -41,7 +43,7 @@ Expected<std::vector<FrameworkTimeRow>> CompareFrameworkTime(const HostProfile& 
       continue;
     }
     row.model = m.value("model", "");
-    row.framework = m.value("framework", "");
+    row.framework = MeasuredFramework(m);
     auto skip = [&](const std::string& why) {
       row.reason = why;
       out.push_back(row);
@@ -86,7 +88,7 @@ Expected<std::vector<FrameworkTimeRow>> CompareFrameworkTime(const HostProfile& 
     }
     row.kernel_ms = kern;
     row.measured_ms = (lat - kern) / overhead;
-    const bool graph = *fw == Framework::kCudaGraph;
+    const bool graph = IsCudaGraph(*fw);
     if (!graph && !(row.measured_ms > kern)) {  // framework-bound rows only
       skip("not framework-bound: measured framework time " + Ms(row.measured_ms) +
            " ms <= kernel time " + Ms(kern) + " ms");
@@ -161,15 +163,34 @@ Expected<RefitReport> PriorFromRefinedProfiles(const std::vector<HostProfile>& r
         prov["refinement_method"].get<std::string>().rfind("prior:", 0) == 0)
       return InvalidInput("'" + name + "' was itself scaled by a prior, not refined on real runs: "
                           "its scales would be counted twice");
-    for (const nlohmann::json& e : prov["refinement"]) {
-      if (!e.is_object() || !e.contains("framework") || !e["framework"].is_string() ||
-          !e.contains("dispatch_scale") || !e["dispatch_scale"].is_number())
-        return InvalidInput("'" + name + "': provenance.refinement entries need framework and dispatch_scale");
-      const std::string fw = e["framework"].get<std::string>();
-      scales[fw].push_back(e["dispatch_scale"].get<double>());
+    // A profile refined after an earlier refinement or a prior holds costs scaled by each in
+    // turn: its scale against its own bench is the product of all of them (the earlier ones
+    // are kept in provenance.previous_refinements).
+    std::map<std::string, double> total;
+    auto take = [&](const nlohmann::json& refinement, bool current) -> Status {
+      for (const nlohmann::json& e : refinement) {
+        if (!e.is_object() || !e.contains("framework") || !e["framework"].is_string() ||
+            !e.contains("dispatch_scale") || !e["dispatch_scale"].is_number())
+          return InvalidInput("'" + name + "': provenance." +
+                              (current ? "refinement" : "previous_refinements[].refinement") +
+                              " entries need framework and dispatch_scale");
+        const std::string fw = e["framework"].get<std::string>();
+        if (!current && !total.count(fw)) continue;  // an earlier scale of a framework not refined now
+        auto [it, inserted] = total.emplace(fw, 1.0);
+        it->second *= e["dispatch_scale"].get<double>();
+      }
+      return Status::Ok();
+    };
+    if (Status s = take(prov["refinement"], true); !s.ok()) return s;
+    if (prov.contains("previous_refinements") && prov["previous_refinements"].is_array())
+      for (const nlohmann::json& prev : prov["previous_refinements"])
+        if (prev.is_object() && prev.contains("refinement") && prev["refinement"].is_array())
+          if (Status s = take(prev["refinement"], false); !s.ok()) return s;
+    for (const auto& [fw, scale] : total) {
+      scales[fw].push_back(scale);
       if (fw == "cuda-graph" && !gpu.empty() && refined[i].host.is_object() &&
           refined[i].host.value("gpu", "") == gpu)
-        graph_same_gpu.push_back(e["dispatch_scale"].get<double>());
+        graph_same_gpu.push_back(scale);
     }
   }
   if (graph_same_gpu.size() >= 2) scales["cuda-graph"] = graph_same_gpu;
@@ -211,7 +232,11 @@ Expected<HostProfile> RefineFrameworkCosts(const HostProfile& profile, const nlo
   if (!rows.ok()) return rows.status();
   std::map<std::string, std::vector<double>> ratios;
   for (const FrameworkTimeRow& r : rows.value())
-    if (r.usable) ratios[r.framework].push_back(r.ratio);
+    if (r.usable) {
+      // Graphs captured from either source replay at the same costs: one scale for both.
+      auto fw = ParseFramework(r.framework);
+      ratios[fw ? FrameworkName(CostFramework(*fw)) : r.framework].push_back(r.ratio);
+    }
   HostProfile out = profile;
   for (const auto& [name, r] : ratios) {
     if (int(r.size()) < opt.min_rows) continue;

@@ -105,6 +105,8 @@ void ScaleFrameworkCosts(const std::string& framework, double scale, double scal
 // driver, is taken from the profiles of that GPU only when at least two have one; the CPU-side
 // frameworks' scales come from every profile. Python eager under no_grad, where no profile
 // refined it, takes the scales of Python eager under inference_mode (the same Python code).
+// A profile refined more than once (e.g. on its own runs after a prior scaled it) counts with
+// the product of its refinements of each framework it last refined.
 Expected<RefitReport> PriorFromRefinedProfiles(const std::vector<HostProfile>& refined,
                                                const std::vector<std::string>& names,
                                                const std::string& gpu = "");

@@ -1,11 +1,13 @@
 #include "calibrate/validation_report.h"
 
+#include "calibrate/measured_framework.h"
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
 
 #include "calibrate/kernel_classify.h"
+#include "calibrate/measured_framework.h"
 #include "common/percentile.h"
 #include "graph/arch_spec.h"
 #include "graph/torchscript_loader.h"
@@ -138,7 +140,8 @@ Expected<ValidationReport> CompareMeasurements(const json& measured, const HostP
     try {
       r.model = m.value("model", "");
       r.arch = m.value("arch", "");
-      r.framework = m.at("framework").get<std::string>();
+      m.at("framework").get<std::string>();  // a string (CheckMeasuredRow)
+      r.framework = MeasuredFramework(m);
       r.precision = m.at("precision").get<std::string>();
       r.batch = m.at("batch").get<int64_t>();
       r.seq = m.contains("seq") && m["seq"].is_number_integer() ? m["seq"].get<int64_t>() : 0;
@@ -205,7 +208,7 @@ Expected<ValidationReport> CompareMeasurements(const json& measured, const HostP
     r.predicted.class_ms[int(KernelClass::kAttentionMasked)] = 0;
     r.predicted.batch = r.batch;
     r.error_pct = 100.0 * (r.predicted.latency_ms - r.measured_ms) / r.measured_ms;
-    const double tol = *fw == Framework::kCudaGraph ? opt.tolerance_pct : opt.tolerance_eager_pct;
+    const double tol = IsCudaGraph(*fw) ? opt.tolerance_pct : opt.tolerance_eager_pct;
     r.within_tolerance = std::fabs(r.error_pct) <= tol;
     r.inside_spread = r.predicted.latency_ms >= r.measured_p10 && r.predicted.latency_ms <= r.measured_p90;
     // Both sides by the observable rule the measurement allows: compute-bound when the GPU
@@ -243,7 +246,7 @@ void SummarizeReport(ValidationReport* report, const CompareOptions& opt) {
   for (const ValidationRow& r : rep.rows) {
     FrameworkSummary& s = fs[r.framework];
     s.framework = r.framework;
-    s.tolerance_pct = r.framework == "cuda-graph" ? opt.tolerance_pct : opt.tolerance_eager_pct;
+    s.tolerance_pct = r.framework.rfind("cuda-graph", 0) == 0 ? opt.tolerance_pct : opt.tolerance_eager_pct;
     s.rows++;
     s.within += r.within_tolerance;
     s.inside += r.inside_spread;

@@ -9,6 +9,7 @@ const char* FrameworkName(Framework f) {
     case Framework::kTorchscript: return "torchscript";
     case Framework::kCudaGraph: return "cuda-graph";
     case Framework::kPytorchEagerNoGrad: return "pytorch-eager-no-grad";
+    case Framework::kCudaGraphEager: return "cuda-graph-eager";
   }
   return "?";
 }
@@ -20,13 +21,21 @@ const char* FrameworkDescription(Framework f) {
     case Framework::kLibtorchEager: return "the same ATen calls made from C++ (LibTorch), no Python";
     case Framework::kTorchscript: return "a torch.jit.trace'd module run by the TorchScript interpreter";
     case Framework::kCudaGraph:
-      return "the model captured once with torch.cuda.graph and replayed (g.replay())";
+      return "the TorchScript module captured once with torch.cuda.graph and replayed (g.replay())";
+    case Framework::kCudaGraphEager:
+      return "the eager module captured once with torch.cuda.graph and replayed (g.replay())";
   }
   return "?";
 }
 
 bool IsPythonEager(Framework f) {
   return f == Framework::kPytorchEager || f == Framework::kPytorchEagerNoGrad;
+}
+
+bool IsCudaGraph(Framework f) { return f == Framework::kCudaGraph || f == Framework::kCudaGraphEager; }
+
+Framework CostFramework(Framework f) {
+  return f == Framework::kCudaGraphEager ? Framework::kCudaGraph : f;
 }
 
 std::optional<Framework> ParseFramework(const std::string& name) {
@@ -43,7 +52,7 @@ std::optional<Framework> ParseFramework(const std::string& name) {
 
 std::vector<Framework> AllFrameworks() {
   return {Framework::kPytorchEager, Framework::kLibtorchEager, Framework::kTorchscript,
-          Framework::kCudaGraph, Framework::kPytorchEagerNoGrad};
+          Framework::kCudaGraph, Framework::kPytorchEagerNoGrad, Framework::kCudaGraphEager};
 }
 
 const char* KernelClassName(KernelClass c) {

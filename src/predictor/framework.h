@@ -13,17 +13,34 @@
 
 namespace ftax {
 
+// A CUDA graph comes from two sources: kCudaGraph is captured from the TorchScript module (its
+// profiling executor's fused element-wise kernels, TorchScript's decompositions), and
+// kCudaGraphEager from the eager module (torch.cuda.graph around model(x): the kernels Python
+// eager launches, the paper's "PyTorch + CUDA Graphs"). Both replay alike and share the
+// profile's cuda-graph costs.
 // Python eager comes in the two modes inference code runs under, each with its own dispatch
 // costs: kPytorchEager is `torch.inference_mode()` (what PyTorch tells users to use for
 // inference), kPytorchEagerNoGrad is `torch.no_grad()` (autograd's version counters and view
 // tracking stay on, so each call costs a little more).
-enum class Framework { kPytorchEager, kLibtorchEager, kTorchscript, kCudaGraph, kPytorchEagerNoGrad };
+enum class Framework {
+  kPytorchEager,
+  kLibtorchEager,
+  kTorchscript,
+  kCudaGraph,
+  kPytorchEagerNoGrad,
+  kCudaGraphEager,
+};
 
 const char* FrameworkName(Framework f);  // "pytorch-eager", "libtorch-eager", ...
 // One sentence a PyTorch user recognises, for --help and reports.
 const char* FrameworkDescription(Framework f);
 // Python eager in either mode: per-op Python + dispatcher costs and nn.Module calls.
 bool IsPythonEager(Framework f);
+// A replayed CUDA graph, from either source.
+bool IsCudaGraph(Framework f);
+// The framework whose costs a profile keeps for `f` (cuda-graph for cuda-graph-eager; `f`
+// itself otherwise).
+Framework CostFramework(Framework f);
 std::optional<Framework> ParseFramework(const std::string& name);
 std::vector<Framework> AllFrameworks();
 

@@ -112,6 +112,8 @@ const KernelParams* GpuParams::Find(KernelClass c, DType t) const {
 
 const FrameworkParams* HostProfile::FindFramework(Framework f) const {
   auto it = frameworks.find(FrameworkName(f));
+  // A graph captured from the eager module replays at the cuda-graph costs.
+  if (it == frameworks.end() && f != CostFramework(f)) it = frameworks.find(FrameworkName(CostFramework(f)));
   return it == frameworks.end() ? nullptr : &it->second;
 }
 

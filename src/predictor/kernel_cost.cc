@@ -103,6 +103,7 @@ bool VariantBelongsTo(KernelVariant v, KernelClass c) {
     case KernelVariant::kBroadcast: return c == KernelClass::kElementwise;
     case KernelVariant::kPointwise: return c == KernelClass::kConv;
     case KernelVariant::kBatchNorm: return c == KernelClass::kNorm;
+    case KernelVariant::kContiguous: return c == KernelClass::kCopy;
   }
   return false;
 }
@@ -196,6 +197,7 @@ const char* KernelVariantName(KernelVariant v) {
     case KernelVariant::kBroadcast: return "broadcast";
     case KernelVariant::kPointwise: return "pointwise";
     case KernelVariant::kBatchNorm: return "batch_norm";
+    case KernelVariant::kContiguous: return "contiguous";
   }
   return "";
 }

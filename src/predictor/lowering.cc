@@ -28,6 +28,14 @@ inline bool IsAten(const std::string& domain) { return Eq(domain, "aten"); }
 
 enum class LayoutKind { kOther, kTranspose, kReshape, kContiguous };
 
+// ATen ops whose outputs are slices of their input (views, in general not contiguous).
+bool IsSlicing(const std::string& type) {
+  static const std::set<std::string, std::less<>> kSlicing = {
+      "slice", "chunk", "split", "split_with_sizes", "unsafe_chunk", "unsafe_split", "narrow",
+      "select", "unbind", "tensor_split", "as_strided"};
+  return kSlicing.count(type) > 0;
+}
+
 // How an op type changes memory layout (looked up once per op; no hashing: the length picks
 // the few names to compare).
 LayoutKind Layout(const std::string& type) {
@@ -118,7 +126,7 @@ class Walker {
     }
     if (opt_.framework == Framework::kTorchscript || opt_.framework == Framework::kCudaGraph) FuseElementwiseChains();
     work_.module_calls = IsPythonEager(opt_.framework) ? CountModuleCalls(g_) : 0;
-    if (any_onnx && opt_.framework != Framework::kCudaGraph)
+    if (any_onnx && !IsCudaGraph(opt_.framework))
       work_.notes.push_back(
           "predicting a PyTorch framework from ONNX ops: the exporter rewrote the model "
           "(BatchNorm folded, GELU decomposed, shape arithmetic made explicit), so dispatch "
@@ -508,6 +516,9 @@ class Walker {
     static const std::string kEmpty;
     const std::string& in0 = op.inputs.empty() ? kEmpty : op.inputs[0];
     const LayoutKind layout = Layout(op.type);
+    // Slices and chunks of a tensor are views that are in general not contiguous.
+    if (IsAten(op.domain) && IsSlicing(op.type))
+      for (const auto& o : op.outputs) AddToSet(sliced_, o);
     // Layout: transposes make non-contiguous views; a reshape/flatten/contiguous of one copies.
     if (layout == LayoutKind::kTranspose) {
       // Fused attention kernels write their output as [B, S, heads, d] and return it as a
@@ -653,9 +664,11 @@ class Walker {
         double bh = double((*q)[0].value) * double((*q)[1].value);
         double sq = double((*q)[2].value), d = double((*q)[3].value), sk = double((*kv)[2].value);
         // HF models drop an all-ones padding mask in eager mode (a data-dependent check), while
-        // a trace keeps it: eager runs the unmasked kernel, TorchScript the masked one.
-        const bool eager_fw = IsPythonEager(opt_.framework) ||
-                              opt_.framework == Framework::kLibtorchEager;
+        // a trace keeps it: eager runs the unmasked kernel, TorchScript the masked one. So does
+        // a graph captured from the eager module: during a capture the check cannot read the
+        // mask, and the mask is kept (CUPTI, H100, BERT-base fp16: 168 kernels per eager call,
+        // 214 per replay of its graph, with a where and two fills per layer).
+        const bool eager_fw = RunsEagerCode();
         const bool masked = op.inputs.size() > 3 && !op.inputs[3].empty() &&
                             !(eager_fw && IsAten(op.domain));
         k.cls = masked ? KernelClass::kAttentionMasked : KernelClass::kAttention;
@@ -718,6 +731,20 @@ class Walker {
       case KernelRecipe::kCopy:
         k.cls = KernelClass::kCopy;
         k.bytes = 2.0 * out_bytes;
+        // Concatenating contiguous tensors copies whole blocks (ATen's vectorized
+        // CatArrayBatchedCopy): elementwise speed, not the strided transpose the copy class
+        // measures. With a transposed or sliced input ATen runs its strided kernel, which the
+        // copy class prices. (CUPTI, H100, fp16, batch 64: DenseNet-121's 58 concatenations
+        // of contiguous tensors 1.41 ms, vectorized; GPT-2's 48 with a transposed key or value
+        // 1.92 ms, ShuffleNetV2's 13 with a chunk 0.19 ms, neither vectorized; so are the
+        // 24 of GPT-2's cache that join an empty tensor and the past.)
+        if (Eq(op.type, "cat") || Eq(op.type, "stack") || Eq(op.type, "Concat") ||
+            Eq(op.type, "concat")) {
+          bool contiguous_inputs = true;
+          for (const auto& in : op.inputs)
+            if (InSet(strided_, in) || InSet(sliced_, in) || Numel(in) == 0) contiguous_inputs = false;
+          if (contiguous_inputs) k.variant = KernelVariant::kContiguous;
+        }
         break;
       case KernelRecipe::kGather: {
         k.cls = KernelClass::kGather;
@@ -747,6 +774,20 @@ class Walker {
         c.bytes = 2.0 * channels * 4;
         work_.kernels.push_back(c);
       }
+    }
+    if (recipe == KernelRecipe::kConv && IsAten(op.domain) && op.inputs.size() > 2 &&
+        !op.inputs[2].empty() && Numel(op.inputs[2]) > 0) {
+      // ATen adds a convolution's bias after cuDNN's kernel, with its strided elementwise add
+      // over the output (CUPTI, H100, fp16, batch 8: VGG-16-BN's 13 biased convolutions, 13
+      // such adds, 0.34 ms; ConvNeXt-T's 22; SqueezeNet's 26).
+      KernelWork b;
+      b.op_index = index;
+      b.dtype = opt_.precision;
+      b.cls = KernelClass::kElementwise;
+      b.variant = KernelVariant::kBroadcast;
+      b.flops = std::max(0.0, Numel(out));
+      b.bytes = 2.0 * out_bytes + std::max(0.0, Bytes(op.inputs[2]));
+      work_.kernels.push_back(b);
     }
     if (AddmmRunsAsMmAndAdd() && Eq(op.type, "addmm") && IsAten(op.domain)) {
       // aten::addmm(bias, x, w) as Hugging Face's Conv1D calls it (GPT-2): TorchScript's
@@ -830,6 +871,12 @@ class Walker {
     return Status::Ok();
   }
 
+  // Whether the model's eager code runs uncaptured (Python or LibTorch eager), free to look
+  // at its tensors' values, rather than traced or captured.
+  bool RunsEagerCode() const {
+    return IsPythonEager(opt_.framework) || opt_.framework == Framework::kLibtorchEager;
+  }
+
   bool AddmmRunsAsMmAndAdd() const {
     return opt_.framework == Framework::kTorchscript || opt_.framework == Framework::kCudaGraph;
   }
@@ -850,8 +897,7 @@ class Walker {
       work_.kernels.push_back(a);
     };
     const bool half = opt_.precision == DType::kFloat16 || opt_.precision == DType::kBFloat16;
-    const bool eager = IsPythonEager(opt_.framework) ||
-                       opt_.framework == Framework::kLibtorchEager;
+    const bool eager = RunsEagerCode();
     if (!IsAten(op.domain)) return;
     if (eager) {
       if (half) add(bh * sq * 4.0);  // memset of the log-sum-exp statistics
@@ -892,6 +938,7 @@ class Walker {
     else set.missing.insert(name);
   }
   TensorSet strided_;
+  TensorSet sliced_;  // outputs of slices, chunks and splits (views, in general not contiguous)
   TensorSet attention_out_;
   std::map<std::string, int> unknown_;
   std::map<std::string, int> generic_;

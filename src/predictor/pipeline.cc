@@ -142,7 +142,7 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
                         ".call_us is null");
   rp.call_us = f->call_us.value;
   rp.call_se = SeOr0(f->call_us);
-  if (framework == Framework::kCudaGraph) {
+  if (IsCudaGraph(framework)) {
     if (!f->node_gap_us.known())
       return InvalidInput("profile: frameworks.cuda-graph.node_gap_us is null");
     rp.node_gap_us = f->node_gap_us.value;
@@ -207,12 +207,15 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
   rp.tiles.reserve(kMaxClasses);
   rp.theta_keys.reserve(kMaxClasses);
   for (const KernelWork& k : work.kernels) {
-    int& idx = slot[int(k.cls)][int(k.dtype)];
+    // A contiguous copy is priced with the elementwise class's parameters (work_list.h).
+    const bool contiguous = k.cls == KernelClass::kCopy && k.variant == KernelVariant::kContiguous;
+    const KernelClass pc = contiguous ? KernelClass::kElementwise : k.cls;
+    int& idx = slot[int(pc)][int(k.dtype)];
     if (idx < 0) {
       ClassParams uncached;
-      const ClassParams& c = cache ? cache->Class(profile, k.cls, k.dtype)
-                                   : (uncached = ResolveClassParams(profile, k.cls, k.dtype));
-      own[int(k.cls)][int(k.dtype)] = c.own;
+      const ClassParams& c = cache ? cache->Class(profile, pc, k.dtype)
+                                   : (uncached = ResolveClassParams(profile, pc, k.dtype));
+      own[int(pc)][int(k.dtype)] = c.own;
       if (!c.found) {
         rp.notes.insert(rp.notes.end(), c.notes.begin(), c.notes.end());
         return InvalidInput("profile has no parameters for kernel class " + c.used_key);
@@ -225,12 +228,12 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
       rp.theta_model_sigma.push_back(c.model_sigma);
       rp.tiles.emplace_back(kp->tile_m, kp->tile_n);
       rp.theta_keys.push_back(c.used_key);
-      used_params[int(k.cls)][int(k.dtype)] = kp;
+      used_params[int(pc)][int(k.dtype)] = kp;
     }
-    const KernelParams* up = used_params[int(k.cls)][int(k.dtype)];
+    const KernelParams* up = used_params[int(pc)][int(k.dtype)];
     double factor = 1.0;
     int nodes = 1;
-    if (up && !up->anchors.empty()) {
+    if (up && !up->anchors.empty() && !contiguous) {
       // A model repeats its layers: the same kernel work recurs, so its factor is computed once.
       const AnchorKey key{up, k.cls, k.variant, k.m, k.n, k.k, k.batch, k.bytes};
       // The last one found (q, k and v projections share a key), the one after it, then all.
@@ -262,10 +265,10 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
     rp.anchor_factor.push_back(factor);
     rp.kernel_nodes.push_back(nodes);
     // Range check against what the profile measured for this very class and dtype.
-    const KernelParams* kp = own[int(k.cls)][int(k.dtype)];
+    const KernelParams* kp = own[int(pc)][int(k.dtype)];
     if (kp && kp->max_bytes > 0 &&
         (k.bytes > kp->max_bytes * 1.5 || (kp->max_flops > 0 && k.flops > kp->max_flops * 1.5)))
-      out_of_range[KernelKey(k.cls, k.dtype)]++;
+      out_of_range[KernelKey(pc, k.dtype)]++;
     rp.theta_index.push_back(idx);
   }
   for (const auto& [key, n] : out_of_range)
@@ -315,9 +318,9 @@ Timing Simulate(const WorkList& work, const ResolvedParams& p) {
     const int nodes = i < p.kernel_nodes.size() ? p.kernel_nodes[i] : 1;
     t.kernels += nodes;
     // A library call's extra kernels run back to back on the GPU, a gap apart.
-    if (p.framework != Framework::kCudaGraph) kt[i] += (nodes - 1) * p.kernel_gap_us;
+    if (!IsCudaGraph(p.framework)) kt[i] += (nodes - 1) * p.kernel_gap_us;
   }
-  if (p.framework == Framework::kCudaGraph) {
+  if (IsCudaGraph(p.framework)) {
     const double n = double(t.kernels);
     const double gaps = p.node_gap_us * n;
     const double launch = p.call_us + p.replay_per_node_us * n;

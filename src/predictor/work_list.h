@@ -27,13 +27,16 @@ enum class KernelVariant : uint8_t {
   kBroadcast,  // elementwise with a broadcast operand: ATen's strided, unvectorized kernel
   kPointwise,  // 1x1 convolution, which cuDNN runs as a GEMM without layout transposes
   kBatchNorm,  // inference batch norm over NCHW activations (its transform kernel)
+  kContiguous, // a copy that reads and writes contiguous blocks (cat, stack): it streams at
+               // elementwise bandwidth, unlike the class's strided transpose, and is priced
+               // with the elementwise class's parameters while counted as a copy
 };
-constexpr int kNumKernelVariants = 6;
-// "", "nn", "nn_bias", "broadcast", "pointwise", "batch_norm"
+constexpr int kNumKernelVariants = 7;
+// "", "nn", "nn_bias", "broadcast", "pointwise", "batch_norm", "contiguous"
 const char* KernelVariantName(KernelVariant v);
 std::optional<KernelVariant> ParseKernelVariant(const std::string& name);
 // Whether `v` is a variant of class `c` (nn and nn_bias of gemm, broadcast of elementwise,
-// pointwise of conv, batch_norm of norm; plain of every class).
+// pointwise of conv, batch_norm of norm, contiguous of copy; plain of every class).
 bool VariantBelongsTo(KernelVariant v, KernelClass c);
 
 struct KernelWork {

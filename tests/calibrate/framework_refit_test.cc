@@ -331,6 +331,22 @@ TEST(FrameworkRefitTest, PriorTakesTheGraphScaleFromHostsOfTheSameGpu) {
   EXPECT_EQ(other->frameworks[0].rows, 4);
 }
 
+// A host refined on its own runs after a prior (or an earlier refinement) scaled its costs
+// holds the product of both scales; that product, not the last factor alone, is what its
+// runs taught about its bench. Frameworks only the earlier step scaled are not counted.
+TEST(FrameworkRefitTest, PriorComposesAHostsSuccessiveRefinements) {
+  HostProfile twice = RefinedWith({{"pytorch-eager", 2.0}, {"torchscript", 1.5}});
+  RefitReport second;
+  second.frameworks.push_back({"pytorch-eager", 30, 1.8, 0.05});
+  RecordRefinement(second, json{"calibration-runs.json"}, json::object(), &twice);
+  Expected<RefitReport> prior =
+      PriorFromRefinedProfiles({twice, RefinedWith({{"pytorch-eager", 3.0}})}, {"a", "b"});
+  ASSERT_TRUE(prior.ok()) << prior.status().message();
+  ASSERT_EQ(prior->frameworks.size(), 2u);  // pytorch-eager and its no_grad twin
+  EXPECT_EQ(prior->frameworks[0].framework, "pytorch-eager");
+  EXPECT_NEAR(prior->frameworks[0].scale, (2.0 * 1.8 + 3.0) / 2, 1e-12);
+}
+
 TEST(FrameworkRefitTest, PriorNeedsTwoRefinedHosts) {
   Expected<RefitReport> one = PriorFromRefinedProfiles({RefinedWith({{"pytorch-eager", 2.0}})}, {"a"});
   EXPECT_FALSE(one.ok());

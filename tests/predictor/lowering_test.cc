@@ -73,8 +73,11 @@ TEST(LoweringTest, TorchScriptFusesElementwiseGroupsEagerDoesNot) {
   Expected<WorkList> eager = Lower(g, {Framework::kPytorchEager, DType::kFloat16});
   Expected<WorkList> ts = Lower(g, {Framework::kTorchscript, DType::kFloat16});
   Expected<WorkList> cg = Lower(g, {Framework::kCudaGraph, DType::kFloat16});
-  ASSERT_TRUE(eager.ok() && ts.ok() && cg.ok());
+  Expected<WorkList> cge = Lower(g, {Framework::kCudaGraphEager, DType::kFloat16});
+  ASSERT_TRUE(eager.ok() && ts.ok() && cg.ok() && cge.ok());
   EXPECT_EQ(eager->kernels.size(), 8u);
+  // A graph captured from the eager module replays the eager kernels, unfused.
+  EXPECT_EQ(cge->kernels.size(), 8u);
   EXPECT_EQ(eager->dispatches.size(), 8u);
   // One kernel and one interpreter op, as CUPTI shows "fused_mul_pow_mul_add_mul_tanh_add_mul".
   ASSERT_EQ(ts->kernels.size(), 1u);
@@ -128,6 +131,66 @@ TEST(LoweringTest, AddmmIsOneBiasedGemmEagerAndMmPlusBroadcastAddInTorchScript) 
     EXPECT_EQ(w->kernels[1].variant, KernelVariant::kBroadcast);
     EXPECT_EQ(w->dispatches.size(), 1u);
   }
+  // A graph captured from the eager module: eager's one biased GEMM.
+  Expected<WorkList> ge = Lower(g, {Framework::kCudaGraphEager, DType::kFloat16});
+  ASSERT_TRUE(ge.ok()) << ge.status().message();
+  ASSERT_EQ(ge->kernels.size(), 1u);
+  EXPECT_EQ(ge->kernels[0].variant, KernelVariant::kGemmNNBias);
+}
+
+// ATen adds a convolution's bias in a kernel of its own: the strided elementwise add over the
+// output; a convolution without bias is one kernel.
+TEST(LoweringTest, ConvolutionBiasIsABroadcastAddOfItsOwn) {
+  Graph g;
+  g.tensors["x"] = T("x", {8, 64, 56, 56});
+  g.tensors["w"] = T("w", {128, 64, 3, 3}, DType::kFloat32, true);
+  g.tensors["b"] = T("b", {128}, DType::kFloat32, true);
+  g.tensors["y"] = T("y", {8, 128, 56, 56});
+  g.tensors["z"] = T("z", {8, 128, 56, 56});
+  g.ops.push_back(MakeOp("aten", "conv2d", {"x", "w", "b"}, {"y"}));
+  g.ops.push_back(MakeOp("aten", "conv2d", {"x", "w", ""}, {"z"}));
+  g.outputs = {"y", "z"};
+  Expected<WorkList> w = Lower(g, {Framework::kPytorchEager, DType::kFloat16});
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  ASSERT_EQ(w->kernels.size(), 3u);
+  EXPECT_EQ(w->kernels[0].cls, KernelClass::kConv);
+  EXPECT_EQ(w->kernels[1].cls, KernelClass::kElementwise);
+  EXPECT_EQ(w->kernels[1].variant, KernelVariant::kBroadcast);
+  EXPECT_DOUBLE_EQ(w->kernels[1].bytes, 2.0 * 8 * 128 * 56 * 56 * 2 + 128 * 2);
+  EXPECT_EQ(w->kernels[2].cls, KernelClass::kConv);
+  ASSERT_EQ(w->dispatches.size(), 2u);
+  EXPECT_EQ(w->dispatches[0].num_kernels, 2);
+}
+
+// Concatenating contiguous tensors streams blocks (ATen's vectorized kernel); with a
+// transposed or sliced input, or an empty one, ATen runs its strided kernel, which the copy
+// class prices.
+TEST(LoweringTest, CatOfContiguousTensorsIsAContiguousCopy) {
+  Graph g;
+  g.tensors["a"] = T("a", {8, 64, 28, 28});
+  g.tensors["b"] = T("b", {8, 32, 28, 28});
+  g.tensors["c"] = T("c", {8, 96, 28, 28});
+  g.tensors["k"] = T("k", {8, 12, 64, 128});
+  g.tensors["kt"] = T("kt", {8, 12, 128, 64});
+  g.tensors["past"] = T("past", {8, 12, 100, 64});
+  g.tensors["kv"] = T("kv", {8, 12, 228, 64});
+  g.tensors["h1"] = T("h1", {8, 48, 28, 28});
+  g.tensors["h2"] = T("h2", {8, 48, 28, 28});
+  g.tensors["d"] = T("d", {8, 96, 28, 28});
+  g.ops.push_back(MakeOp("aten", "cat", {"a", "b"}, {"c"}));
+  g.ops.push_back(MakeOp("aten", "transpose", {"k"}, {"kt"}));
+  g.ops.push_back(MakeOp("aten", "cat", {"past", "kt"}, {"kv"}));
+  g.ops.push_back(MakeOp("aten", "chunk", {"c"}, {"h1", "h2"}));
+  g.ops.push_back(MakeOp("aten", "cat", {"h1", "b"}, {"d"}));
+  g.outputs = {"kv", "d", "h2"};
+  Expected<WorkList> w = Lower(g, {Framework::kCudaGraphEager, DType::kFloat16});
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  ASSERT_EQ(w->kernels.size(), 3u);
+  for (const KernelWork& k : w->kernels) EXPECT_EQ(k.cls, KernelClass::kCopy);
+  EXPECT_EQ(w->kernels[0].variant, KernelVariant::kContiguous);
+  EXPECT_DOUBLE_EQ(w->kernels[0].bytes, 2.0 * 8 * 96 * 28 * 28 * 2);
+  EXPECT_EQ(w->kernels[1].variant, KernelVariant::kPlain);  // a transposed input
+  EXPECT_EQ(w->kernels[2].variant, KernelVariant::kPlain);  // a chunk
 }
 
 TEST(LoweringTest, KernelVariantsFollowTheOp) {

@@ -98,6 +98,36 @@ TEST(PipelineTest, CudaGraphPaysOneCallAndNodeGaps) {
               1e-6);
 }
 
+// A contiguous copy (cat of contiguous tensors) streams at the elementwise class's speed and
+// is still counted as copy time; a graph captured from the eager module replays at the
+// cuda-graph costs when the profile has none of its own.
+TEST(PipelineTest, ContiguousCopyIsPricedAsElementwiseAndCountedAsCopy) {
+  HostProfile prof = testing::SyntheticProfile();
+  prof.gpu.kernels[KernelKey(KernelClass::kCopy, DType::kFloat16)].bandwidth_gbps = Param::Of(400, 10);
+  prof.frameworks.erase(FrameworkName(Framework::kCudaGraphEager));
+  WorkList w;
+  DispatchWork d;
+  d.cls = DispatchClass::kKernel;
+  d.first_kernel = 0;
+  d.num_kernels = 2;
+  w.dispatches.push_back(d);
+  for (KernelVariant v : {KernelVariant::kPlain, KernelVariant::kContiguous}) {
+    KernelWork k;
+    k.cls = KernelClass::kCopy;
+    k.dtype = DType::kFloat16;
+    k.variant = v;
+    k.bytes = 8e6;
+    w.kernels.push_back(k);
+  }
+  Expected<ResolvedParams> rp = ResolveParams(w, prof, Framework::kCudaGraphEager);
+  ASSERT_TRUE(rp.ok()) << rp.status().message();
+  Timing t = Simulate(w, rp.value());
+  // 8 MB: 20 us at the copy class's 400 GB/s, 4 us at the elementwise 2000 GB/s, each + 3 us.
+  EXPECT_NEAR(t.class_us[int(KernelClass::kCopy)], (3 + 20) + (3 + 4), 1e-6);
+  EXPECT_NEAR(t.class_us[int(KernelClass::kElementwise)], 0, 1e-12);
+  EXPECT_DOUBLE_EQ(rp->node_gap_us, prof.frameworks.at("cuda-graph").node_gap_us.value);
+}
+
 TEST(PipelineTest, ALibraryCallsExtraKernelsAreGraphNodes) {
   HostProfile prof = testing::SyntheticProfile();
   const KernelWork g = testing::GemmWork(128, 768, 768);

@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""How much Python eager latency of one model moves from one Python process to the next on a
+CUDA host: a plain timing, nothing of ftax in it, to check ftax's eager measurements against.
+
+    python3 scripts/eager_process_spread.py resnet50,bert-base      # 3 processes per model, in turn
+    python3 scripts/eager_process_spread.py --child resnet50        # one process (e.g. under taskset)
+
+Each process builds the zoo model (scripts/model_zoo.py, random weights, fp16, batch 1, sequence
+128), runs 20 warm-up calls and then 150 timed calls under torch.inference_mode(), each followed
+by torch.cuda.synchronize(), and prints one JSON line: median, p10 and p90 in ms, the CPU it
+last ran on and how many CPUs it may run on. No profiler is attached."""
+import json
+import os
+import subprocess
+import sys
+import time
+
+
+def child(name):
+    import torch
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import model_zoo
+    torch.manual_seed(0)
+    m = model_zoo.build(name).to("cuda").half()
+    inputs = model_zoo.cast_inputs(model_zoo.inputs(name, 1, 128, "cuda"), torch.float16)
+    with torch.inference_mode():
+        for _ in range(20):
+            m(*inputs)
+        torch.cuda.synchronize()
+        ts = []
+        for _ in range(150):
+            t0 = time.perf_counter()
+            m(*inputs)
+            torch.cuda.synchronize()
+            ts.append(time.perf_counter() - t0)
+    ts.sort()
+    cpu = open("/proc/self/stat").read().split()[38]
+    print(json.dumps({"model": name, "median_ms": ts[len(ts) // 2] * 1e3, "p10": ts[len(ts) // 10] * 1e3,
+                      "p90": ts[9 * len(ts) // 10] * 1e3, "cpu": int(cpu),
+                      "affinity": len(os.sched_getaffinity(0))}), flush=True)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "--child":
+        child(sys.argv[2])
+        sys.exit()
+    if len(sys.argv) != 2:
+        sys.exit("usage: eager_process_spread.py MODEL,MODEL,...  |  --child MODEL")
+    for rep in range(3):
+        for name in sys.argv[1].split(","):
+            subprocess.run([sys.executable, __file__, "--child", name])
