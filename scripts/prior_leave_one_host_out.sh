@@ -13,6 +13,18 @@ cd "$root"
 out=${REPORTS:-/tmp/ftax-prior}
 mode=${PRIOR:-same}
 mkdir -p "$out"
+# A host run's model-run files as --measured arguments: FILE.json, or FILE.json.xz (older host
+# runs keep theirs compressed) unpacked into $out; a file the run does not have is left out.
+measured() {
+  local f args=()
+  for f in "$@"; do
+    if [ -f "$f" ]; then args+=(--measured "$f")
+    elif [ -f "$f.xz" ]; then
+      local tmp="$out/unpacked/${f//\//_}"; mkdir -p "$out/unpacked"; xz -dc "$f.xz" > "$tmp"; args+=(--measured "$tmp")
+    fi
+  done
+  printf '%s\n' "${args[@]}"
+}
 # The first two host runs ran before their hosts were benchmarked for themselves: not in the prior.
 mapfile -t runs < <(grep -v '^#' validation/hosts.txt | grep . | tail -n +3)
 for run in "${runs[@]}"; do
@@ -24,8 +36,8 @@ for run in "${runs[@]}"; do
     [ "$mode" = same ] && [ "${o:0:4}" != "${h:0:4}" ] && continue
     prior+=("$obench/profile-refined.json")
   done
-  "$ftax" validate --measured "$campaign/torchscript-cudagraph.json" \
-    --measured "$campaign/eager.json" --profile "$bench/profile.json" \
+  mapfile -t m < <(measured "$campaign/torchscript-cudagraph.json" "$campaign/eager.json")
+  "$ftax" validate "${m[@]}" --profile "$bench/profile.json" \
     --refine prior --prior "${prior[@]}" --format json > "$out/$h-prior-$mode.json"
 done
 python3 - "$out" "$mode" "${runs[@]}" <<'PY'

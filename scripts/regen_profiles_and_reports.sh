@@ -11,10 +11,22 @@ mapfile -t runs < <(grep -v '^#' validation/hosts.txt | grep .)
 cal=$(python3 -c "import json;print(','.join(json.load(open('data/zoo/split.json'))['calibration']))")
 out=${REPORTS:-/tmp/ftax-reports}
 mkdir -p "$out" validation/img
+# A host run's model-run files as --measured arguments: FILE.json, or FILE.json.xz (older host
+# runs keep theirs compressed) unpacked into $out; a file the run does not have is left out.
+measured() {
+  local f args=()
+  for f in "$@"; do
+    if [ -f "$f" ]; then args+=(--measured "$f")
+    elif [ -f "$f.xz" ]; then
+      local tmp="$out/unpacked/${f//\//_}"; mkdir -p "$out/unpacked"; xz -dc "$f.xz" > "$tmp"; args+=(--measured "$tmp")
+    fi
+  done
+  printf '%s\n' "${args[@]}"
+}
 for run in "${runs[@]}"; do
   read -r h bench campaign <<<"$run"
   "$ftax" calibrate "$bench/bench.measurements.json" -o "$bench/profile.json" > "$bench/calibrate.txt" 2>&1
-  m=(--measured "$campaign/torchscript-cudagraph.json" --measured "$campaign/eager.json")
+  mapfile -t m < <(measured "$campaign/torchscript-cudagraph.json" "$campaign/eager.json")
   # Framework costs are refined on the calibration models of data/zoo/split.json only.
   "$ftax" validate "${m[@]}" --profile "$bench/profile.json" --refined-profile "$bench/profile-refined.json" \
     --refine-models "$cal" --format json > "$out/$h-none.json"

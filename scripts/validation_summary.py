@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""The generated block of docs/validation.md: `zoo_report.py` run on the report that the block's
-BEGIN marker names (with that host run's eager.json and export.json as failure lists).
+"""The generated block of docs/validation.md: `zoo_report.py` run on the reports that the block's
+BEGIN marker names, comma-separated (with each host run's eager.json and export.json as failure
+lists).
 
     validation_summary.py --check docs/validation.md   # exit 1 when the block is stale
     validation_summary.py --write docs/validation.md   # rewrite the block
@@ -19,16 +20,19 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BLOCK = re.compile(r"(<!-- BEGIN zoo_report (\S+) -->\n)(.*?)(<!-- END zoo_report -->)", re.S)
 
 
-def render(report):
-    run = os.path.dirname(report)
-    failures = [os.path.join(ROOT, run, f) for f in ("eager.json", "torchscript-cudagraph.json", "export.json")
-                if os.path.exists(os.path.join(ROOT, run, f))]
-    argv = [os.path.join(ROOT, report)] + (["--failures"] + failures if failures else [])
+def render(reports):
+    reports = reports.split(",")
+    failures = []
+    for report in reports:
+        run = os.path.dirname(report)
+        failures += [os.path.join(ROOT, run, f) for f in ("eager.json", "torchscript-cudagraph.json", "export.json")
+                     if os.path.exists(os.path.join(ROOT, run, f))]
+    argv = [os.path.join(ROOT, r) for r in reports] + (["--failures"] + failures if failures else [])
     buf = io.StringIO()
     with redirect_stdout(buf):
         rc = zoo_report.main(argv)
     if rc:
-        raise SystemExit(f"zoo_report.py failed on {report}")
+        raise SystemExit(f"zoo_report.py failed on {','.join(reports)}")
     return buf.getvalue().replace("### ", "#### ")
 
 
