@@ -13,18 +13,7 @@ cd "$root"
 out=${REPORTS:-/tmp/ftax-prior}
 mode=${PRIOR:-same}
 mkdir -p "$out"
-# A host run's model-run files as --measured arguments: FILE.json, or FILE.json.xz (older host
-# runs keep theirs compressed) unpacked into $out; a file the run does not have is left out.
-measured() {
-  local f args=()
-  for f in "$@"; do
-    if [ -f "$f" ]; then args+=(--measured "$f")
-    elif [ -f "$f.xz" ]; then
-      local tmp="$out/unpacked/${f//\//_}"; mkdir -p "$out/unpacked"; xz -dc "$f.xz" > "$tmp"; args+=(--measured "$tmp")
-    fi
-  done
-  printf '%s\n' "${args[@]}"
-}
+source "$root/scripts/measured_runs.sh"
 # The first two host runs ran before their hosts were benchmarked for themselves: not in the prior.
 mapfile -t runs < <(grep -v '^#' validation/hosts.txt | grep . | tail -n +3)
 for run in "${runs[@]}"; do

@@ -11,18 +11,7 @@ mapfile -t runs < <(grep -v '^#' validation/hosts.txt | grep .)
 cal=$(python3 -c "import json;print(','.join(json.load(open('data/zoo/split.json'))['calibration']))")
 out=${REPORTS:-/tmp/ftax-reports}
 mkdir -p "$out" validation/img
-# A host run's model-run files as --measured arguments: FILE.json, or FILE.json.xz (older host
-# runs keep theirs compressed) unpacked into $out; a file the run does not have is left out.
-measured() {
-  local f args=()
-  for f in "$@"; do
-    if [ -f "$f" ]; then args+=(--measured "$f")
-    elif [ -f "$f.xz" ]; then
-      local tmp="$out/unpacked/${f//\//_}"; mkdir -p "$out/unpacked"; xz -dc "$f.xz" > "$tmp"; args+=(--measured "$tmp")
-    fi
-  done
-  printf '%s\n' "${args[@]}"
-}
+source "$root/scripts/measured_runs.sh"
 for run in "${runs[@]}"; do
   read -r h bench campaign <<<"$run"
   "$ftax" calibrate "$bench/bench.measurements.json" -o "$bench/profile.json" > "$bench/calibrate.txt" 2>&1

@@ -1,14 +1,19 @@
 // MeasureModelsIsolated with fake workers: one model's failure, or a worker's death, never
-// touches another model's points; a resumed run measures only what it lacks.
+// touches another model's points; a resumed run measures only what it lacks; the sweep says
+// where it is after every worker.
 #include "calibrate/isolated_sweep.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "calibrate/run_resume.h"
 
@@ -206,6 +211,78 @@ TEST(RunResumeTest, RefusesAnotherKindOfFile) {
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->is_null());
   std::remove(tmpl);
+}
+
+// Every visit succeeds, except that `crash_model`'s worker dies at its first visit once.
+int CrashOnceWorker(const WorkerRequest& req, const std::string& result, std::string* crash_model) {
+  std::ofstream out(result);
+  for (size_t k = 0; k < req.visits.size(); ++k) {
+    if (req.model.model_name == *crash_model) {
+      crash_model->clear();
+      return -9;
+    }
+    json line = {{"visit", k}, {"point", req.visits[k].point}, {"host_ms", {1.0, 1.1}}, {"event_ms", {0.9, 1.0}}};
+    out << line.dump() << "\n";
+  }
+  return 0;
+}
+
+// The progress lines of a sweep of bert and vit (common/progress.h: "[k of N] ..." over all
+// planned visits, with the time left, and "done in" at the end).
+std::vector<std::string> ProgressLines(int rounds, std::string crash_model) {
+  char tmpl[] = "/tmp/ftax-sweep-progress-XXXXXX";
+  EXPECT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  SweepOptions so;
+  so.rounds = RoundOptions{rounds, 3};
+  so.scratch_dir = dir;
+  ResultWriter w(dir + "/out.json", {{"kind", "ftax-validation-measurements"}, {"rows", json::array()}});
+  std::vector<std::string> lines;
+  Status s = MeasureModelsIsolated(
+      {Model("bert"), Model("vit")}, so,
+      [&](const WorkerRequest& req, const std::string& result) { return CrashOnceWorker(req, result, &crash_model); },
+      [&](const std::string& l) { lines.push_back(l); }, &w);
+  EXPECT_TRUE(s.ok()) << s.message();
+  std::system(("rm -rf '" + dir + "'").c_str());
+  return lines;
+}
+
+std::vector<std::pair<int, int>> Counts(const std::vector<std::string>& lines) {
+  std::vector<std::pair<int, int>> out;
+  const std::regex re("^\\[([0-9]+) of ([0-9]+)\\] ");
+  for (const std::string& l : lines) {
+    std::smatch m;
+    if (std::regex_search(l, m, re)) out.push_back({std::stoi(m[1]), std::stoi(m[2])});
+  }
+  return out;
+}
+
+TEST(IsolatedSweepProgressTest, CountsEveryPlannedVisitAndEndsDone) {
+  // 2 models x 2 frameworks x 2 batches x 2 rounds, one worker per model and round.
+  const std::vector<std::string> lines = ProgressLines(2, "");
+  const auto counts = Counts(lines);
+  ASSERT_EQ(counts, (std::vector<std::pair<int, int>>{{4, 16}, {8, 16}, {12, 16}, {16, 16}}));
+  size_t with_left = 0, done = 0;
+  for (const std::string& l : lines) {
+    if (l.rfind('[', 0) != 0) continue;
+    with_left += l.find(" left") != std::string::npos;
+    done += l.find(", done in ") != std::string::npos;
+    EXPECT_NE(l.find(" elapsed"), std::string::npos) << l;
+  }
+  EXPECT_EQ(with_left, 3u);
+  EXPECT_EQ(done, 1u);
+  EXPECT_NE(lines.back().find("round 2/2 written"), std::string::npos);
+}
+
+TEST(IsolatedSweepProgressTest, AWorkerDeathCountsItsPointAndNamesTheFailures) {
+  // bert's first worker dies at its first visit: that point fails, a fresh worker takes bert's
+  // other three, then vit's four: 8 visits in all, 1 failed.
+  const std::vector<std::string> lines = ProgressLines(1, "bert");
+  const auto counts = Counts(lines);
+  ASSERT_FALSE(counts.empty());
+  EXPECT_EQ(counts.back(), std::make_pair(8, 8));
+  for (size_t i = 1; i < counts.size(); ++i) EXPECT_GT(counts[i].first, counts[i - 1].first);
+  EXPECT_NE(lines.back().find("1 point failed"), std::string::npos) << lines.back();
 }
 
 }  // namespace

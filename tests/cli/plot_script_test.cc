@@ -1,11 +1,7 @@
 // The gnuplot scripts of `predict --plot` and `validate --plot`, read as text: one key per
 // figure, outside the data; a colour per framework and a dash type per precision; crossover
 // labels that do not overprint; and the extensions --plot takes.
-//
-// CLI sources are compiled into the ftax binary only, so this test compiles the two it needs
-// itself; both depend on the libraries the test links and nothing else of the CLI.
-#include "cli/gnuplot_runner.cc"  // NOLINT: see above
-#include "cli/plot_script.cc"     // NOLINT: see above
+#include "cli/plot_script.h"
 
 #include <gtest/gtest.h>
 
