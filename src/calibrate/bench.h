@@ -25,7 +25,7 @@ namespace ftax {
 
 struct BenchOptions {
   int device = 0;
-  std::vector<Framework> frameworks = AllFrameworks();
+  std::vector<Framework> frameworks = CostFrameworks();  // each measured once
   std::vector<std::string> dtypes = {"fp32", "fp16", "bf16"};
   std::vector<std::string> classes;  // empty: every kernel class
   bool quick = false;                // fewer sizes and repetitions

@@ -38,6 +38,13 @@ Framework CostFramework(Framework f) {
   return f == Framework::kCudaGraphEager ? Framework::kCudaGraph : f;
 }
 
+std::vector<Framework> CostFrameworks() {
+  std::vector<Framework> out;
+  for (Framework f : AllFrameworks())
+    if (CostFramework(f) == f) out.push_back(f);
+  return out;
+}
+
 std::optional<Framework> ParseFramework(const std::string& name) {
   for (Framework f : AllFrameworks())
     if (name == FrameworkName(f)) return f;

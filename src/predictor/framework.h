@@ -41,6 +41,9 @@ bool IsCudaGraph(Framework f);
 // The framework whose costs a profile keeps for `f` (cuda-graph for cuda-graph-eager; `f`
 // itself otherwise).
 Framework CostFramework(Framework f);
+// The frameworks whose costs a profile keeps (and `ftax bench` measures): all but those that
+// share another's.
+std::vector<Framework> CostFrameworks();
 std::optional<Framework> ParseFramework(const std::string& name);
 std::vector<Framework> AllFrameworks();
 
