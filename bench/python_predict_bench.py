@@ -9,7 +9,8 @@ Rows:
                                >= 10,000/s); specs drawn as before (layers 2-24, 8 widths)
   all-distinct BERT specs      the same with every spec different (ffn varied too), so that
                                no kernel shape recurs across specs as often
-  predict_many, N threads      the same specs in one ftax.predict_many call (GIL released)
+  predict_many, N threads      the same specs in one ftax.predict_many call (GIL released),
+                               for each N of --threads
   one BERT-base model          ftax.Model opened once, predicted at batch 1..64 in turn
 Each row prints the best of --repeat runs: predictions per wall second and per CPU second of
 this process (the CPU figure is the one to compare on a shared machine)."""
@@ -56,6 +57,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=2000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--threads", default="1,2",
+                    help="thread counts of the predict_many rows (comma list; e.g. 1,2,4,8,16 on a "
+                         "machine with that many cores)")
     a = ap.parse_args()
     h200 = ftax.Profile.load("h200")
     kw = dict(framework="cuda-graph", precision="fp16", batch=1, dims={"seq": 128})
@@ -69,7 +73,7 @@ def main():
     ftax.predict(specs[0], profile=h200, interval=False, **kw)  # warm: the profile's first use
     row("distinct BERT specs", timed(lambda: loop(specs), a.n, a.repeat))
     row("all-distinct BERT specs", timed(lambda: loop(distinct), a.n, a.repeat))
-    for threads in (1, 2):
+    for threads in [int(t) for t in a.threads.split(",")]:
         row(f"predict_many, {threads} thread{'s' if threads > 1 else ''}",
             timed(lambda: ftax.predict_many(specs, profile=h200, threads=threads, **kw), a.n, a.repeat))
     m = ftax.Model("bert:layers=12,hidden=768,heads=12,ffn=3072", dims={"seq": 128})

@@ -1,11 +1,21 @@
 #!/usr/bin/env python3
-"""Python eager dispatch microbenchmark for `ftax bench` (frameworks `pytorch-eager`, under
-torch.inference_mode(), and `pytorch-eager-no-grad`, under torch.no_grad()).
+"""Python-side dispatch microbenchmark for `ftax bench`: Python eager (frameworks
+`pytorch-eager`, under torch.inference_mode(), and `pytorch-eager-no-grad`, under
+torch.no_grad()) and torch.compile (`torch-compile`, the default mode, and
+`torch-compile-reduce-overhead`).
 
 Times chains of N tiny ops of one dispatch class run from Python (each call synchronized),
 and chains of N nn.Module calls each doing one op, so that `ftax calibrate` can separate the
-cost per ATen call (slope), per nn.Module call, and per call (intercept). Writes a partial
-measurement file (the "dispatch" rows of docs/calibration.md's format) to --out.
+cost per ATen call (slope), per nn.Module call, and per call (intercept). For torch.compile
+the same chains are compiled (under torch.inference_mode()) and timed after their first
+call; Inductor fuses the chain of adds into one kernel, so the "kernel" chain alternates
+softmaxes over the two dimensions (each one Triton kernel that the next cannot fuse with) and
+the "library" chain is N matrix products (N cuBLAS calls). A compiled chain's n_ops is the
+number of kernels one call launches, read from a profiled pass after its timing (the
+predictor counts a compiled model's kernels the same way), and its rows carry that pass's
+GPU kernel time and span. Compile time is reported apart (compile_s), never in call_us.
+Writes a partial measurement file (the "dispatch" rows of docs/calibration.md's format) to
+--out.
 """
 import argparse
 import json
@@ -20,6 +30,89 @@ from spread import spread  # noqa: E402
 
 
 
+def kernel_records(torch, fn, calls=5):
+    """Kernels per call, and the median over calls of their summed time and of their span
+    (first start to last end), in microseconds, from one profiled pass of `calls` calls."""
+    from torch.profiler import ProfilerActivity, profile
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            fn()
+            torch.cuda.synchronize()
+    ks = sorted((e.time_range.start, e.time_range.end) for e in prof.events()
+                if e.device_type == torch.autograd.DeviceType.CUDA)
+    if not ks or len(ks) % calls:
+        return (len(ks) / calls if ks else 0.0), None, None
+    per = len(ks) // calls
+    sums, spans = [], []
+    for c in range(calls):
+        chunk = ks[c * per:(c + 1) * per]
+        sums.append(sum(e - s for s, e in chunk))
+        spans.append(chunk[-1][1] - chunk[0][0])
+    return float(per), statistics.median(sums), statistics.median(spans)
+
+
+def compile_rows(torch, dev, fw, mode, quick, timed):
+    """Rows of torch.compile'd chains in one mode (see the module's docstring)."""
+    ns = [1, 16, 64] if quick else [1, 8, 32, 64]
+    x0 = torch.randn(8, 8, device=dev)
+    w = torch.randn(8, 8, device=dev)
+
+    def kernel_chain(n):
+        def f(x):
+            for i in range(n):
+                x = torch.softmax(x, dim=i % 2)
+            return x
+        return f
+
+    def view_chain(n):
+        def f(x):
+            for _ in range(n):
+                x = x.transpose(0, 1)
+            return x
+        return f
+
+    def library_chain(n):
+        def f(x):
+            for _ in range(n):
+                x = torch.mm(x, w)
+            return x
+        return f
+
+    rows = []
+    with torch.inference_mode():
+        for cls, make in (("kernel", kernel_chain), ("view", view_chain), ("library", library_chain)):
+            if cls == "view" and mode != "default":
+                continue  # a replayed graph holds no views
+            for n in ns:
+                torch._dynamo.reset()
+                try:
+                    cf = torch.compile(make(n), mode=None if mode == "default" else mode, dynamic=False)
+                    t0 = time.perf_counter()
+                    cf(x0)  # compiles
+                    torch.cuda.synchronize()
+                    compile_s = time.perf_counter() - t0
+                    for _ in range(3):  # reduce-overhead records its graph on a later call
+                        cf(x0)
+                    torch.cuda.synchronize()
+                    call = spread(timed(lambda: cf(x0)))
+                    kernels, kernel_us, span_us = kernel_records(torch, lambda: cf(x0))
+                except Exception as e:  # one chain that fails to compile costs only its row
+                    print(f"bench_eager.py: {fw} {cls} x{n} failed: {repr(e)[:300]}", file=sys.stderr)
+                    continue
+                n_ops = n if cls == "view" else max(1, round(kernels))
+                rows.append({"framework": fw, "mode": "inference", "class": cls, "n_ops": n_ops,
+                             "modules": 0, "source_ops": n, "kernels_per_call": kernels,
+                             "compile_s": round(compile_s, 2), "call_us": call,
+                             "gpu_kernel_us": kernel_us, "gpu_span_us": span_us})
+                print(f"bench_eager.py: {fw} {cls} x{n}: {kernels:g} kernels, "
+                      f"{call['median']:.1f} us per call, compiled in {compile_s:.1f} s",
+                      file=sys.stderr)
+    torch._dynamo.reset()
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--out", required=True)
@@ -27,8 +120,17 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--modes", default="inference,no_grad",
                     help="grad modes to measure: inference (framework pytorch-eager), "
-                         "no_grad (pytorch-eager-no-grad)")
+                         "no_grad (pytorch-eager-no-grad); empty for none")
+    ap.add_argument("--compile", default="",
+                    help="torch.compile modes to measure: default (framework torch-compile), "
+                         "reduce-overhead (torch-compile-reduce-overhead); empty for none")
     a = ap.parse_args()
+    compile_fw = {"default": "torch-compile", "reduce-overhead": "torch-compile-reduce-overhead"}
+    for mode in filter(None, a.compile.split(",")):
+        if mode not in compile_fw:
+            print(f"bench_eager.py: unknown torch.compile mode '{mode}' (default, reduce-overhead)",
+                  file=sys.stderr)
+            return 2
     try:
         import torch
     except ImportError:
@@ -96,7 +198,7 @@ def main():
     rows = []
     modes = {"inference": ("pytorch-eager", torch.inference_mode),
              "no_grad": ("pytorch-eager-no-grad", torch.no_grad)}
-    for mode in a.modes.split(","):
+    for mode in filter(None, a.modes.split(",")):
         if mode not in modes:
             print(f"bench_eager.py: unknown mode '{mode}' (inference, no_grad)", file=sys.stderr)
             return 2
@@ -114,6 +216,11 @@ def main():
                 rows.append({"framework": fw, "mode": mode, "class": "kernel", "n_ops": n, "modules": n + 1,
                              "call_us": spread(timed(lambda: m(x0))), "gpu_kernel_us": None,
                              "gpu_span_us": None})
+    for mode in filter(None, a.compile.split(",")):
+        rows += compile_rows(torch, dev, compile_fw[mode], mode, a.quick, timed)
+    if not rows:
+        print("bench_eager.py: nothing to measure (--modes and --compile both empty)", file=sys.stderr)
+        return 2
     doc = {"schema_version": 1, "kind": "ftax-measurements",
            "python": {"version": platform.python_version(), "torch": torch.__version__},
            "dispatch": rows}

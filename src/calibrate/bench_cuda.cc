@@ -25,6 +25,7 @@
 #include "calibrate/host_identity.h"
 #include "calibrate/kernel_tracer.h"
 #include "common/percentile.h"
+#include "common/progress.h"
 #include "common/process.h"
 #include "calibrate/result_writer.h"
 #include "calibrate/run_resume.h"
@@ -119,6 +120,23 @@ class Bench {
       for (const std::string& k : RowKeys(w->doc(), list)) done_.insert(k);
   }
 
+  // Counts the points a run will measure (rows of the file being resumed excluded) by walking
+  // the sweeps with tensors on the meta device and timing nothing; then each finished point
+  // advances a "[k of N] ..., 40 s left" line. `extra` points are measured outside this class
+  // (the Python-eager chains, one point).
+  void Plan(bool kernels, size_t extra) {
+    planning_ = true;
+    planned_ = 0;
+    if (kernels) RunKernels();
+    RunDispatch();
+    planning_ = false;
+    meter_ = std::make_unique<Progress>(planned_ + extra);
+    last_line_ = Clock::now();
+    progress_("measuring " + std::to_string(planned_ + extra) + " points");
+  }
+  // One point measured outside this class finished.
+  void PointDone(const std::string& label) { Tick(label, /*force=*/true); }
+
   Status RunKernels() {
     for (const std::string& d : opt_.dtypes) {
       if (Want("gemm")) Gemms(d);
@@ -135,7 +153,7 @@ class Bench {
 
   Status RunDispatch() {
     for (Framework f : opt_.frameworks) {
-      if (IsPythonEager(f)) continue;  // driven through python3, see RunBench
+      if (IsPythonEager(f) || IsTorchCompile(f)) continue;  // driven through python3, see RunBench
       DispatchChains(f);
       if (f == Framework::kCudaGraph) GraphGapChains();
     }
@@ -143,6 +161,30 @@ class Bench {
   }
 
  private:
+  // Stage messages, silent while planning.
+  void Say(const std::string& line) {
+    if (!planning_) progress_(line);
+  }
+
+  // A point finished (measured or failed): a progress line every few seconds, and at stage ends.
+  void Tick(const std::string& label, bool force = false) {
+    if (planning_ || !meter_) return;
+    const std::string line = meter_->Tick(label);
+    const auto now = Clock::now();
+    if (force || meter_->finished() == meter_->total() ||
+        std::chrono::duration<double>(now - last_line_).count() >= 5.0) {
+      progress_(line);
+      last_line_ = now;
+    }
+  }
+
+  // While planning, a point is counted instead of measured: true means "skip the work".
+  bool Counted() {
+    if (!planning_) return false;
+    ++planned_;
+    return true;
+  }
+
   bool Want(const std::string& c) const {
     return opt_.classes.empty() ||
            std::find(opt_.classes.begin(), opt_.classes.end(), c) != opt_.classes.end();
@@ -155,7 +197,8 @@ class Bench {
   }
 
   void Fail(const std::string& what, const std::string& err) {
-    progress_("  failed: " + what + ": " + err);
+    if (planning_) return;
+    Say("  failed: " + what + ": " + err);
     out_->Append("failures", {{"what", what}, {"error", err.substr(0, 300)}});
     c10::cuda::CUDACachingAllocator::emptyCache();
   }
@@ -166,7 +209,7 @@ class Bench {
   // counts those two apart, so a row times the transform kernel alone (the largest of the
   // call) and says so ("main_kernel_only"); all kernels' time is kept beside it.
   void BatchNorms(const std::string& d) {
-    progress_("batch norm " + d);
+    Say("batch norm " + d);
     const std::vector<std::pair<int64_t, int64_t>> shapes = {
         {64, 112}, {64, 56}, {256, 56}, {128, 56}, {128, 28}, {512, 28},
         {256, 28}, {256, 14}, {1024, 14}, {512, 14}, {512, 7}, {2048, 7}};
@@ -177,6 +220,7 @@ class Bench {
                                   "x" + std::to_string(hw) + "x" + std::to_string(hw);
         if (Done("kernels", {{"class", "norm"}, {"dtype", d}, {"variant", "batch_norm"}, {"label", label}}))
           continue;
+        if (Counted()) continue;
         try {
           at::Tensor x = at::randn({n, c, hw, hw}, Opts(d));
           at::Tensor g = at::ones({c}, Opts(d)), b = at::zeros({c}, Opts(d));
@@ -200,6 +244,7 @@ class Bench {
         } catch (const std::exception& e) {
           Fail(label, e.what());
         }
+        Tick(label);
       }
     }
   }
@@ -211,10 +256,12 @@ class Bench {
     if (Done("kernels", {{"class", cls}, {"dtype", dtype}, {"variant", work.value("variant", json(nullptr))},
                          {"label", label}}))
       return;
+    if (Counted()) return;
     try {
       KernelTiming t = TimeKernels(fn, 3, Reps());
       if (t.kernels_per_call <= 0) {
         Fail(label, "no kernel records (is CUPTI working?)");
+        Tick(label);
         return;
       }
       json row = work;
@@ -226,14 +273,16 @@ class Bench {
       row["kernel_name"] = t.first_kernel.substr(0, 120);
       out_->Append("kernels", row);
       ++rows_;
-      if (rows_ % 20 == 0) progress_("  " + std::to_string(rows_) + " kernel points, last: " + label);
     } catch (const std::exception& e) {
       Fail(label, e.what());
     }
+    Tick(label);
   }
 
+  // Where sweep tensors live: the GPU, or the meta device (sizes only) while planning.
+  at::Device Dev() const { return planning_ ? at::Device(at::kMeta) : dev_; }
   at::TensorOptions Opts(const std::string& d) const {
-    return at::TensorOptions().device(dev_).dtype(ToScalar(d));
+    return at::TensorOptions().device(Dev()).dtype(ToScalar(d));
   }
 
   // fp32 GEMMs above this many multiply-adds are skipped (about 5 ms each on Hopper).
@@ -257,7 +306,7 @@ class Bench {
   }
 
   void Gemms(const std::string& d) {
-    progress_("gemm " + d);
+    Say("gemm " + d);
     const int es = ElemSize(d);
     std::vector<std::array<int64_t, 3>> shapes;  // m, n, k
     std::vector<int64_t> sq = opt_.quick ? std::vector<int64_t>{128, 1024, 4096}
@@ -336,7 +385,7 @@ class Bench {
   }
 
   void Convs(const std::string& d) {
-    progress_("conv " + d);
+    Say("conv " + d);
     const int es = ElemSize(d);
     struct C { int64_t cin, cout, hw, k, stride, groups; };
     std::vector<C> cs = {{3, 64, 224, 7, 2, 1},    {64, 64, 56, 3, 1, 1},    {64, 256, 56, 1, 1, 1},
@@ -378,7 +427,7 @@ class Bench {
   }
 
   void Attention(const std::string& d) {
-    progress_("attention " + d);
+    Say("attention " + d);
     const int es = ElemSize(d);
     std::vector<std::array<int64_t, 4>> cfg = {{1, 12, 128, 64},  {8, 12, 128, 64},  {32, 12, 128, 64},
                                                {128, 12, 128, 64}, {1, 16, 128, 96}, {8, 24, 128, 64},
@@ -412,7 +461,7 @@ class Bench {
   }
 
   void Elementwise(const std::string& d) {
-    progress_("elementwise " + d);
+    Say("elementwise " + d);
     const int es = ElemSize(d);
     for (int64_t n : Sizes()) {
       try {
@@ -442,7 +491,7 @@ class Bench {
   }
 
   void Reductions(const std::string& d) {
-    progress_("reduction " + d);
+    Say("reduction " + d);
     const int es = ElemSize(d);
     for (int64_t n : Sizes()) {
       const int64_t hidden = 768, rows = std::max<int64_t>(1, n / hidden);
@@ -472,7 +521,7 @@ class Bench {
   }
 
   void Copies(const std::string& d) {
-    progress_("copy " + d);
+    Say("copy " + d);
     const int es = ElemSize(d);
     for (int64_t n : Sizes()) {
       const int64_t cols = 64, rows = std::max<int64_t>(1, n / cols);
@@ -487,12 +536,12 @@ class Bench {
   }
 
   void Gathers(const std::string& d) {
-    progress_("gather " + d);
+    Say("gather " + d);
     const int es = ElemSize(d);
     at::Tensor table = at::randn({30522, 768}, Opts(d));
     for (int64_t n : {int64_t(16), int64_t(128), int64_t(1024), int64_t(8192), int64_t(16384)}) {
       try {
-        at::Tensor idx = at::randint(0, 30522, {n}, at::TensorOptions().device(dev_).dtype(at::kLong));
+        at::Tensor idx = at::randint(0, 30522, {n}, at::TensorOptions().device(Dev()).dtype(at::kLong));
         KernelRow("gather", d, "embedding " + std::to_string(n),
                   {{"flops", 0.0}, {"bytes", 2.0 * n * 768 * es + 8.0 * n}},
                   [&] { at::embedding(table, idx); });
@@ -566,7 +615,7 @@ class Bench {
   }
 
   void DispatchChains(Framework f) {
-    progress_(std::string("dispatch chains: ") + FrameworkName(f));
+    Say(std::string("dispatch chains: ") + FrameworkName(f));
     std::vector<int> ns = opt_.quick ? std::vector<int>{1, 64, 256} : std::vector<int>{1, 16, 64, 128, 256, 512};
     const int reps = opt_.quick ? 30 : 100;
     at::TensorOptions o = at::TensorOptions().device(dev_).dtype(at::kFloat);
@@ -578,6 +627,7 @@ class Bench {
         if (Done("dispatch", {{"framework", FrameworkName(f)}, {"class", DispatchClassName(c)}, {"n_ops", n},
                               {"modules", 0}}))
           continue;
+        if (Counted()) continue;
         try {
           at::Tensor w = at::randn({8, 8}, o);
           at::Tensor x0 = at::randn({8, 8}, o);
@@ -620,6 +670,7 @@ class Bench {
         } catch (const std::exception& e) {
           Fail(what, e.what());
         }
+        Tick(what);
       }
     }
   }
@@ -643,12 +694,12 @@ class Bench {
   // GPU bounds these, so host time per replay less the kernels' own time is the gap that each
   // node of a model's graph costs. Rows carry the chain's name and its CUPTI kernel count.
   void GraphGapChains() {
-    progress_("dispatch chains: cuda-graph, model-sized kernels");
+    Say("dispatch chains: cuda-graph, model-sized kernels");
     const std::vector<int> blocks = opt_.quick ? std::vector<int>{4, 16} : std::vector<int>{4, 16, 48};
     const int reps = opt_.quick ? 20 : 50;
     for (const std::string chain : {"transformer", "resnet"}) {
       for (const std::string& dt : opt_.dtypes) {
-        at::TensorOptions o = at::TensorOptions().device(dev_).dtype(ToScalar(dt));
+        at::TensorOptions o = at::TensorOptions().device(Dev()).dtype(ToScalar(dt));
         std::vector<at::Tensor> p;
         at::Tensor x0;
         if (chain == "transformer") {
@@ -664,6 +715,7 @@ class Bench {
           if (Done("dispatch", {{"framework", "cuda-graph"}, {"class", "kernel"}, {"chain", chain},
                                 {"dtype", dt}, {"n_ops", n}, {"modules", 0}}))
             continue;
+          if (Counted()) continue;
           try {
             at::cuda::CUDAGraph graph;
             auto stream = c10::cuda::getStreamFromPool();
@@ -690,6 +742,7 @@ class Bench {
           } catch (const std::exception& e) {
             Fail(what, e.what());
           }
+          Tick(what);
         }
       }
     }
@@ -701,6 +754,10 @@ class Bench {
   at::Device dev_;
   int rows_ = 0;
   std::set<std::string> done_;  // rows of the file being resumed
+  bool planning_ = false;       // counting points, measuring nothing
+  size_t planned_ = 0;
+  std::unique_ptr<Progress> meter_;
+  Clock::time_point last_line_;
 };
 
 
@@ -747,7 +804,22 @@ Status RunBench(const BenchOptions& opt, const ProgressFn& progress) {
   if (!s.ok()) return s;
   torch::NoGradGuard no_grad;
   torch::jit::setTensorExprFuserEnabled(false);
+  bool eager_done = false;  // a resumed file that has Python-eager rows keeps them
+  for (const json& row : out.doc()["dispatch"])
+    eager_done = eager_done || row.value("framework", "").rfind("pytorch-eager", 0) == 0 ||
+                 row.value("framework", "").rfind("torch-compile", 0) == 0;
+  // Python eager modes and torch.compile modes: chains run from Python by bench_eager.py.
+  std::string modes, compile_modes;
+  for (Framework f : opt.frameworks) {
+    if (f == Framework::kPytorchEager) modes += std::string(modes.empty() ? "" : ",") + "inference";
+    if (f == Framework::kPytorchEagerNoGrad) modes += std::string(modes.empty() ? "" : ",") + "no_grad";
+    if (f == Framework::kTorchCompile) compile_modes += std::string(compile_modes.empty() ? "" : ",") + "default";
+    if (f == Framework::kTorchCompileReduceOverhead)
+      compile_modes += std::string(compile_modes.empty() ? "" : ",") + "reduce-overhead";
+  }
+  const bool want_eager = !modes.empty() || !compile_modes.empty();
   Bench bench(opt, progress, &out);
+  bench.Plan(opt.kernels, !eager_done && want_eager ? 1 : 0);
   auto t0 = Clock::now();
   if (opt.kernels) {  // kernel times are CUPTI's records: tracing stays on for the sweeps
     KernelTracer::Scope tracing;
@@ -758,10 +830,6 @@ Status RunBench(const BenchOptions& opt, const ProgressFn& progress) {
   s = bench.RunDispatch();
   if (!s.ok()) return s;
   torch::jit::setTensorExprFuserEnabled(true);
-  bool eager_done = false;  // a resumed file that has Python-eager rows keeps them
-  for (const json& row : out.doc()["dispatch"])
-    eager_done = eager_done || row.value("framework", "").rfind("pytorch-eager", 0) == 0;
-  const bool want_eager = std::any_of(opt.frameworks.begin(), opt.frameworks.end(), IsPythonEager);
   if (!eager_done && want_eager) {
     std::string script = opt.eager_script;
     if (script.empty()) {  // installed beside the binary (calibrate/helper_scripts.h)
@@ -772,6 +840,7 @@ Status RunBench(const BenchOptions& opt, const ProgressFn& progress) {
     std::string part = opt.output + ".eager.json";
     std::vector<std::string> argv = {opt.python, script, "--device", std::to_string(opt.device)};
     if (opt.quick) argv.push_back("--quick");
+    argv.insert(argv.end(), {"--modes", modes, "--compile", compile_modes});
     argv.insert(argv.end(), {"--out", part});
     std::string cmd;
     for (const std::string& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
@@ -799,6 +868,7 @@ Status RunBench(const BenchOptions& opt, const ProgressFn& progress) {
                               {"error", "'" + cmd + "' exited with " + std::to_string(rc)}});
     }
     std::remove(part.c_str());
+    bench.PointDone("Python dispatch chains (eager, torch.compile)");
   }
   out.Set("finished", UtcNow());
   out.Set("wall_s", std::chrono::duration<double>(Clock::now() - t0).count());

@@ -508,10 +508,64 @@ Param FitGap(const std::vector<const DispatchMeasurement*>& rows, const FitOptio
   return Param::Of(lf.beta[0], lf.std_error[0]);
 }
 
-FrameworkFit FitCudaGraph(const std::vector<const DispatchMeasurement*>& rows,
+// torch.compile's reduce-overhead replays: the compiled wrapper's bookkeeping around a replay
+// (cudagraph trees: input checks and copies, the memory pool) runs on the CPU while the graph
+// runs on the GPU, so a call takes max(call_us, nodes x node_gap + kernels) (pipeline.h). The
+// bench's chains show it: their call time stays flat while their GPU span is below it and
+// follows the span above it. node_gap_us is the slope of span - kernel time against nodes,
+// with an intercept (the span also covers the copy of the input into the graph's buffer,
+// made before the replay); call_us is the median call time of the chains whose GPU span is
+// under 70% of their call time.
+FrameworkFit FitReduceOverhead(FrameworkFit f, const std::vector<const DispatchMeasurement*>& rows,
+                               const FitOptions& options) {
+  std::vector<LinearRow> gap;
+  for (const auto* d : rows) {
+    if (d->n_ops < 2 || d->gpu_span_us < 0 || d->gpu_kernel_us < 0) continue;
+    gap.push_back(LinearRow{{1.0, double(d->n_ops)}, d->gpu_span_us - d->gpu_kernel_us, 1.0});
+  }
+  if (gap.size() < 3) {
+    f.notes.push_back("node_gap_us null: fewer than 3 rows with n_ops >= 2 and GPU records");
+    return f;
+  }
+  LinearFit lf = FitLinearNonNegative(gap, 2, options, /*robust=*/true);
+  f.solver_reports.push_back(lf.report);
+  if (!lf.ok) {
+    f.notes.push_back("node_gap_us: solver failed: " + lf.report);
+    return f;
+  }
+  f.params.node_gap_us = Param::Of(lf.beta[1], lf.std_error[1]);
+  std::vector<double> cpu;
+  for (const auto* d : rows)
+    if (d->gpu_span_us >= 0 && d->gpu_span_us < 0.7 * d->call_us.median) cpu.push_back(d->call_us.median);
+  if (cpu.empty()) {
+    f.notes.push_back("call_us null: every chain's GPU span is near its call time");
+    f.params.node_gap_us = Param{};
+    return f;
+  }
+  std::sort(cpu.begin(), cpu.end());
+  const double med = Percentile(cpu, 0.5);
+  const double se = cpu.size() > 1 ? (Percentile(cpu, 0.9) - Percentile(cpu, 0.1)) / 2.56 : 0.0;
+  f.params.call_us = Param::Of(med, se);
+  f.params.replay_per_node_us = Param::Of(0.0, 0.0);
+  f.params.points = int(rows.size());
+  std::vector<double> pred, meas;
+  for (const auto* d : rows) {
+    if (d->gpu_kernel_us < 0) continue;
+    pred.push_back(std::max(med, d->gpu_kernel_us + f.params.node_gap_us.value * d->n_ops));
+    meas.push_back(d->call_us.median);
+  }
+  f.params.r2 = LinearR2(pred, meas);
+  f.fit_error = ComputeErrorStats(pred, meas);
+  f.notes.push_back("reduce-overhead: call_us is the CPU time of a call, overlapping the replay (median of " +
+                    std::to_string(cpu.size()) + " CPU-bound chains); node_gap_us: slope of span - kernel "
+                    "time against nodes, with an intercept");
+  return f;
+}
+
+FrameworkFit FitCudaGraph(Framework fw, const std::vector<const DispatchMeasurement*>& rows,
                           const FitOptions& options) {
   FrameworkFit f;
-  f.framework = Framework::kCudaGraph;
+  f.framework = fw;
   // call_us.median ~ replay + per-class per-node slope (GPU work included); only the intercept
   // is a CPU cost. dispatch_us stays null: a graph replay issues no per-op dispatches.
   std::vector<int> class_column(kNumDispatchClasses, -1);
@@ -556,6 +610,7 @@ FrameworkFit FitCudaGraph(const std::vector<const DispatchMeasurement*>& rows,
   f.params.r2 = LinearR2(pred, meas);
   f.fit_error = ComputeErrorStats(pred, meas);
   int used = 0;
+  if (fw == Framework::kTorchCompileReduceOverhead) return FitReduceOverhead(std::move(f), rows, options);
   f.params.node_gap_us = FitGap(rows, options, &f.solver_reports, &used);
   if (!f.params.node_gap_us.known()) {
     f.notes.push_back("node_gap_us null: no rows with n_ops >= 2 and gpu_span_us/gpu_kernel_us");
@@ -820,8 +875,8 @@ Expected<Calibration> Calibrate(const Measurements& m, const FitOptions& options
   std::vector<const DispatchMeasurement*> gpu_bound_eager;
   for (const auto& [fw, rows] : rows_of_framework) {
     FrameworkFit f;
-    if (fw == Framework::kCudaGraph) {
-      f = FitCudaGraph(rows, options);
+    if (IsCudaGraph(fw)) {  // cuda-graph, and torch.compile's reduce-overhead replays
+      f = FitCudaGraph(fw, rows, options);
     } else {
       std::vector<const DispatchMeasurement*> gpu_bound;
       f = FitDispatchFramework(fw, rows, options, &gpu_bound);

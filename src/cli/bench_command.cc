@@ -67,7 +67,8 @@ void SetupBenchCommand(CLI::App& app) {
       "`ftax calibrate`; rows are written as they are measured, so an interrupted run keeps\n"
       "every finished row (rerun with --resume to measure only what is missing). Host times\n"
       "are taken with no profiler attached; kernel records come from separate traced passes.\n"
-      "A default run takes under a minute: 49-54 s on H100 and H200 hosts (validation/README.md).");
+      "A default run takes about two minutes (123 s on an H100, torch.compile's chains included;\n"
+      "validation/README.md); it prints \"[k of N] point, time left\" lines as it goes.");
   cmd->add_option("-o,--output", opt->output, "measurement file to write")->required();
   cmd->add_option("--device", opt->device, "CUDA device index")->capture_default_str();
   cmd->add_option("--frameworks", opt->frameworks,

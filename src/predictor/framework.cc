@@ -10,6 +10,8 @@ const char* FrameworkName(Framework f) {
     case Framework::kCudaGraph: return "cuda-graph";
     case Framework::kPytorchEagerNoGrad: return "pytorch-eager-no-grad";
     case Framework::kCudaGraphEager: return "cuda-graph-eager";
+    case Framework::kTorchCompile: return "torch-compile";
+    case Framework::kTorchCompileReduceOverhead: return "torch-compile-reduce-overhead";
   }
   return "?";
 }
@@ -24,6 +26,10 @@ const char* FrameworkDescription(Framework f) {
       return "the TorchScript module captured once with torch.cuda.graph and replayed (g.replay())";
     case Framework::kCudaGraphEager:
       return "the eager module captured once with torch.cuda.graph and replayed (g.replay())";
+    case Framework::kTorchCompile:
+      return "torch.compile(model) called from Python: Inductor's fused Triton kernels and library calls";
+    case Framework::kTorchCompileReduceOverhead:
+      return "torch.compile(model, mode=\"reduce-overhead\"): the compiled kernels replayed as a CUDA graph";
   }
   return "?";
 }
@@ -32,7 +38,14 @@ bool IsPythonEager(Framework f) {
   return f == Framework::kPytorchEager || f == Framework::kPytorchEagerNoGrad;
 }
 
-bool IsCudaGraph(Framework f) { return f == Framework::kCudaGraph || f == Framework::kCudaGraphEager; }
+bool IsCudaGraph(Framework f) {
+  return f == Framework::kCudaGraph || f == Framework::kCudaGraphEager ||
+         f == Framework::kTorchCompileReduceOverhead;
+}
+
+bool IsTorchCompile(Framework f) {
+  return f == Framework::kTorchCompile || f == Framework::kTorchCompileReduceOverhead;
+}
 
 Framework CostFramework(Framework f) {
   return f == Framework::kCudaGraphEager ? Framework::kCudaGraph : f;
@@ -54,12 +67,17 @@ std::optional<Framework> ParseFramework(const std::string& name) {
   if (name == "libtorch") return Framework::kLibtorchEager;
   if (name == "jit" || name == "ts") return Framework::kTorchscript;
   if (name == "cudagraph" || name == "cuda-graphs") return Framework::kCudaGraph;
+  if (name == "compile" || name == "inductor" || name == "torch-compile-default")
+    return Framework::kTorchCompile;
+  if (name == "reduce-overhead" || name == "compile-reduce-overhead")
+    return Framework::kTorchCompileReduceOverhead;
   return std::nullopt;
 }
 
 std::vector<Framework> AllFrameworks() {
   return {Framework::kPytorchEager, Framework::kLibtorchEager, Framework::kTorchscript,
-          Framework::kCudaGraph, Framework::kPytorchEagerNoGrad, Framework::kCudaGraphEager};
+          Framework::kCudaGraph, Framework::kPytorchEagerNoGrad, Framework::kCudaGraphEager,
+          Framework::kTorchCompile, Framework::kTorchCompileReduceOverhead};
 }
 
 const char* KernelClassName(KernelClass c) {

@@ -22,6 +22,11 @@ namespace ftax {
 // costs: kPytorchEager is `torch.inference_mode()` (what PyTorch tells users to use for
 // inference), kPytorchEagerNoGrad is `torch.no_grad()` (autograd's version counters and view
 // tracking stay on, so each call costs a little more).
+// torch.compile comes in the two modes PyTorch 2 users call: kTorchCompile is
+// `torch.compile(model)` (Inductor fuses point-wise and reduction ops into Triton kernels, GEMMs,
+// convolutions and attention stay library calls, and a Python wrapper launches each kernel),
+// kTorchCompileReduceOverhead is `torch.compile(model, mode="reduce-overhead")` (the same
+// kernels recorded once into a CUDA graph and replayed). Each has its own costs in a profile.
 enum class Framework {
   kPytorchEager,
   kLibtorchEager,
@@ -29,6 +34,8 @@ enum class Framework {
   kCudaGraph,
   kPytorchEagerNoGrad,
   kCudaGraphEager,
+  kTorchCompile,
+  kTorchCompileReduceOverhead,
 };
 
 const char* FrameworkName(Framework f);  // "pytorch-eager", "libtorch-eager", ...
@@ -36,8 +43,10 @@ const char* FrameworkName(Framework f);  // "pytorch-eager", "libtorch-eager", .
 const char* FrameworkDescription(Framework f);
 // Python eager in either mode: per-op Python + dispatcher costs and nn.Module calls.
 bool IsPythonEager(Framework f);
-// A replayed CUDA graph, from either source.
+// A replayed CUDA graph, from any source (reduce-overhead torch.compile included).
 bool IsCudaGraph(Framework f);
+// torch.compile in either mode: Inductor's fused kernels.
+bool IsTorchCompile(Framework f);
 // The framework whose costs a profile keeps for `f` (cuda-graph for cuda-graph-eager; `f`
 // itself otherwise).
 Framework CostFramework(Framework f);

@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "graph/op_cost.h"
+#include "predictor/inductor_fusion.h"
 #include "predictor/lowering_rules.h"
 
 namespace ftax {
@@ -126,6 +127,7 @@ class Walker {
     }
     if (opt_.framework == Framework::kTorchscript || opt_.framework == Framework::kCudaGraph) FuseElementwiseChains();
     work_.module_calls = IsPythonEager(opt_.framework) ? CountModuleCalls(g_) : 0;
+    if (IsTorchCompile(opt_.framework)) work_ = FuseAsInductor(work_);
     if (any_onnx && !IsCudaGraph(opt_.framework))
       work_.notes.push_back(
           "predicting a PyTorch framework from ONNX ops: the exporter rewrote the model "
@@ -667,8 +669,11 @@ class Walker {
         // a trace keeps it: eager runs the unmasked kernel, TorchScript the masked one. So does
         // a graph captured from the eager module: during a capture the check cannot read the
         // mask, and the mask is kept (CUPTI, H100, BERT-base fp16: 168 kernels per eager call,
-        // 214 per replay of its graph, with a where and two fills per layer).
-        const bool eager_fw = RunsEagerCode();
+        // 214 per replay of its graph, with a where and two fills per layer). torch.compile
+        // passes the mask to the same cuDNN kernel eager runs unmasked, building it once per
+        // call in a Triton kernel (CUPTI, H100, BERT-base fp16: 12 cuDNN SDPA kernels and 12
+        // memsets per call, no where), so it is priced as eager's attention.
+        const bool eager_fw = RunsEagerCode() || IsTorchCompile(opt_.framework);
         const bool masked = op.inputs.size() > 3 && !op.inputs[3].empty() &&
                             !(eager_fw && IsAten(op.domain));
         k.cls = masked ? KernelClass::kAttentionMasked : KernelClass::kAttention;
@@ -897,7 +902,7 @@ class Walker {
       work_.kernels.push_back(a);
     };
     const bool half = opt_.precision == DType::kFloat16 || opt_.precision == DType::kBFloat16;
-    const bool eager = RunsEagerCode();
+    const bool eager = RunsEagerCode() || IsTorchCompile(opt_.framework);
     if (!IsAten(op.domain)) return;
     if (eager) {
       if (half) add(bh * sq * 4.0);  // memset of the log-sum-exp statistics

@@ -143,10 +143,22 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
   rp.call_us = f->call_us.value;
   rp.call_se = SeOr0(f->call_us);
   if (IsCudaGraph(framework)) {
-    if (!f->node_gap_us.known())
-      return InvalidInput("profile: frameworks.cuda-graph.node_gap_us is null");
-    rp.node_gap_us = f->node_gap_us.value;
-    rp.node_gap_se = SeOr0(f->node_gap_us);
+    // The GPU's gap between a replayed graph's nodes is the driver's, whichever framework
+    // recorded the graph: a framework whose bench rows carry no GPU records borrows cuda-graph's.
+    const FrameworkParams* gap_from = f;
+    if (!f->node_gap_us.known()) {
+      const FrameworkParams* cg = profile.FindFramework(Framework::kCudaGraph);
+      if (cg && cg->node_gap_us.known() && framework != Framework::kCudaGraph) {
+        gap_from = cg;
+        rp.notes.push_back(std::string("node_gap_us of ") + FrameworkName(framework) +
+                           " from cuda-graph's");
+      } else {
+        return InvalidInput(std::string("profile: frameworks.") + FrameworkName(CostFramework(framework)) +
+                            ".node_gap_us is null");
+      }
+    }
+    rp.node_gap_us = gap_from->node_gap_us.value;
+    rp.node_gap_se = SeOr0(gap_from->node_gap_us);
     rp.replay_per_node_us = ValueOr(f->replay_per_node_us, 0);
     rp.replay_se = SeOr0(f->replay_per_node_us);
   } else {
@@ -319,6 +331,16 @@ Timing Simulate(const WorkList& work, const ResolvedParams& p) {
     t.kernels += nodes;
     // A library call's extra kernels run back to back on the GPU, a gap apart.
     if (!IsCudaGraph(p.framework)) kt[i] += (nodes - 1) * p.kernel_gap_us;
+  }
+  if (p.framework == Framework::kTorchCompileReduceOverhead) {
+    // The compiled wrapper's bookkeeping (call_us) runs while the graph replays.
+    const double n = double(t.kernels);
+    const double gaps = p.node_gap_us * n;
+    const double gpu = p.replay_per_node_us * n + t.compute_us + gaps;
+    t.framework_us = p.call_us;
+    t.gpu_idle_us = gaps + std::max(0.0, p.call_us - gpu);
+    t.latency_us = std::max(p.call_us, gpu);
+    return t;
   }
   if (IsCudaGraph(p.framework)) {
     const double n = double(t.kernels);

@@ -239,6 +239,29 @@ TEST(ProfileFitTest, CudaGraphReplayCostAndNodeGap) {
   ExpectRecovered(p->call_us, 9.0, 0.05, "replay call_us with per-node cost");
 }
 
+// torch.compile's reduce-overhead chains: a call's wrapper time overlaps its replay, so call
+// times stay flat until the GPU span passes them. call_us is the CPU-bound chains' call time and
+// node_gap_us the slope of span - kernels (which also holds the input copy's lead, an intercept).
+TEST(ProfileFitTest, ReduceOverheadWrapperTimeAndNodeGap) {
+  json j = testing::MakeSyntheticMeasurements(testing::H200LikeSpec());
+  for (int n : {2, 9, 17, 33, 65}) {
+    const double kernel = 1.2 * n, span = kernel + 18.0 + 2.0 * n;
+    j["dispatch"].push_back({{"framework", "torch-compile-reduce-overhead"}, {"class", "kernel"},
+                             {"n_ops", n}, {"modules", 0},
+                             {"call_us", {{"median", std::max(150.0, span) + 4.0}, {"p10", 150.0}, {"p90", 400.0}}},
+                             {"gpu_kernel_us", kernel}, {"gpu_span_us", span}});
+  }
+  Expected<Measurements> m = MeasurementsFromJson(j);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  Expected<Calibration> c = Calibrate(m.value(), TestOptions());
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  const FrameworkParams* p = c->profile.FindFramework(Framework::kTorchCompileReduceOverhead);
+  ASSERT_NE(p, nullptr);
+  ExpectRecovered(p->call_us, 154.0, 0.01, "wrapper call_us");
+  ExpectRecovered(p->node_gap_us, 2.0, 0.02, "node_gap_us");
+  EXPECT_DOUBLE_EQ(p->replay_per_node_us.value, 0.0);
+}
+
 // Graphs of model-sized blocks are reported, not fitted: adding them leaves the cuda-graph
 // parameters as they were, and a note per chain gives their per-node cost.
 TEST(ProfileFitTest, ModelSizedGraphChainsAreReportedNotFitted) {

@@ -98,6 +98,26 @@ TEST(PipelineTest, CudaGraphPaysOneCallAndNodeGaps) {
               1e-6);
 }
 
+// torch.compile's reduce-overhead: the wrapper's CPU time (call_us) overlaps the replay, so a
+// small graph costs call_us and a large one its GPU time (kernels and one gap per node).
+TEST(PipelineTest, ReduceOverheadIsTheLargerOfTheWrapperAndTheReplay) {
+  HostProfile prof = testing::SyntheticProfile();
+  prof.frameworks["torch-compile-reduce-overhead"].call_us = Param::Of(150, 5);
+  prof.frameworks["torch-compile-reduce-overhead"].node_gap_us = Param::Of(2, 0.1);
+  for (double scale : {1.0, 1e8}) {
+    std::mt19937_64 rng(11);
+    WorkList w = RandomWork(rng, 30, scale);
+    Expected<ResolvedParams> rp = ResolveParams(w, prof, Framework::kTorchCompileReduceOverhead);
+    ASSERT_TRUE(rp.ok()) << rp.status().message();
+    Timing t = Simulate(w, rp.value());
+    const double gpu = t.compute_us + 2.0 * t.kernels;
+    EXPECT_NEAR(t.latency_us, std::max(150.0, gpu), 1e-6);
+    EXPECT_NEAR(t.framework_us, 150.0, 1e-9);
+    if (scale == 1.0) EXPECT_DOUBLE_EQ(t.latency_us, 150.0);
+    else EXPECT_GT(t.latency_us, 150.0);
+  }
+}
+
 // A contiguous copy (cat of contiguous tensors) streams at the elementwise class's speed and
 // is still counted as copy time; a graph captured from the eager module replays at the
 // cuda-graph costs when the profile has none of its own.

@@ -1,0 +1,116 @@
+// Inductor's fusion of eager kernels, as inductor_fusion.h describes it.
+#include "predictor/inductor_fusion.h"
+
+#include <string>
+
+namespace ftax {
+namespace {
+
+// Library calls Inductor does not generate code for.
+bool IsLibraryKernel(KernelClass c) {
+  switch (c) {
+    case KernelClass::kGemm:
+    case KernelClass::kConv:
+    case KernelClass::kDepthwise:
+    case KernelClass::kAttention:
+    case KernelClass::kAttentionMasked:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Which class a fused kernel is priced as: the member class that costs most per byte wins.
+int ClassRank(KernelClass c) {
+  switch (c) {
+    case KernelClass::kNorm: return 5;
+    case KernelClass::kReduction: return 4;
+    case KernelClass::kGather: return 3;
+    case KernelClass::kElementwise: return 2;
+    case KernelClass::kCopy: return 1;
+    default: return 0;
+  }
+}
+
+class Fuser {
+ public:
+  explicit Fuser(const WorkList& eager) : in_(eager) {
+    out_.module_calls = 0;
+    out_.notes = eager.notes;
+    out_.generic_ops = eager.generic_ops;
+    out_.unpriced_ops = eager.unpriced_ops;
+    out_.dispatches.reserve(eager.dispatches.size());
+    out_.kernels.reserve(eager.kernels.size());
+  }
+
+  WorkList Run() {
+    for (const DispatchWork& d : in_.dispatches) {
+      bool library = false;
+      for (int i = d.first_kernel; i < d.first_kernel + d.num_kernels; ++i)
+        library = library || IsLibraryKernel(in_.kernels[size_t(i)].cls);
+      if (!library) {
+        for (int i = d.first_kernel; i < d.first_kernel + d.num_kernels; ++i) Add(in_.kernels[size_t(i)]);
+        continue;
+      }
+      Flush();
+      DispatchWork e = d;
+      e.cls = DispatchClass::kLibrary;
+      e.first_kernel = int(out_.kernels.size());
+      for (int i = d.first_kernel; i < d.first_kernel + d.num_kernels; ++i)
+        out_.kernels.push_back(in_.kernels[size_t(i)]);
+      out_.dispatches.push_back(e);
+    }
+    Flush();
+    out_.notes.push_back("torch.compile: eager's " + std::to_string(in_.kernels.size()) +
+                         " kernels become " + std::to_string(out_.kernels.size()) + " (" +
+                         std::to_string(fused_) + " Triton kernels fused from " +
+                         std::to_string(members_) +
+                         " point-wise, reduction, gather and copy kernels; library calls kept)");
+    return std::move(out_);
+  }
+
+ private:
+  void Add(const KernelWork& k) {
+    ++members_;
+    if (group_size_ == 0) {
+      group_ = k;
+      group_.variant = KernelVariant::kPlain;
+      group_.m = group_.n = group_.k = 0;
+      group_.batch = 1;
+    } else {
+      if (ClassRank(k.cls) > ClassRank(group_.cls)) group_.cls = k.cls;
+      if (k.bytes > group_.bytes) {
+        group_.bytes = k.bytes;
+        group_.dtype = k.dtype;
+      }
+      group_.flops += k.flops;
+    }
+    ++group_size_;
+  }
+
+  void Flush() {
+    if (group_size_ == 0) return;
+    DispatchWork d;
+    d.cls = DispatchClass::kKernel;
+    d.op_index = group_.op_index;
+    d.first_kernel = int(out_.kernels.size());
+    d.num_kernels = 1;
+    out_.kernels.push_back(group_);
+    out_.dispatches.push_back(d);
+    ++fused_;
+    group_size_ = 0;
+  }
+
+  const WorkList& in_;
+  WorkList out_;
+  KernelWork group_;
+  int group_size_ = 0;
+  int fused_ = 0;
+  int members_ = 0;
+};
+
+}  // namespace
+
+WorkList FuseAsInductor(const WorkList& eager) { return Fuser(eager).Run(); }
+
+}  // namespace ftax

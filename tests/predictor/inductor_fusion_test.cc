@@ -1,0 +1,102 @@
+#include "predictor/inductor_fusion.h"
+
+#include <gtest/gtest.h>
+
+#include "predictor/framework.h"
+
+namespace ftax {
+namespace {
+
+// One dispatch with the given kernels appended to `w`.
+void Add(WorkList* w, DispatchClass dc, std::vector<KernelWork> ks) {
+  DispatchWork d;
+  d.cls = dc;
+  d.op_index = int(w->dispatches.size());
+  d.first_kernel = int(w->kernels.size());
+  d.num_kernels = int(ks.size());
+  for (const KernelWork& k : ks) w->kernels.push_back(k);
+  w->dispatches.push_back(d);
+}
+
+KernelWork K(KernelClass c, double bytes, double flops = 0) {
+  KernelWork k;
+  k.cls = c;
+  k.dtype = DType::kFloat16;
+  k.bytes = bytes;
+  k.flops = flops;
+  return k;
+}
+
+// A ResNet-like stretch as eager runs it: a convolution, a batch norm (two small statistics
+// kernels and its transform), a ReLU, a view, a convolution whose bias is its own add, a
+// residual add and a softmax; then a GEMM with nothing after it.
+WorkList Eager() {
+  WorkList w;
+  w.module_calls = 9;
+  Add(&w, DispatchClass::kLibrary, {K(KernelClass::kConv, 3000, 1e6)});
+  Add(&w, DispatchClass::kKernel, {K(KernelClass::kElementwise, 10), K(KernelClass::kElementwise, 10),
+                                   K(KernelClass::kNorm, 2000, 50)});
+  Add(&w, DispatchClass::kKernel, {K(KernelClass::kElementwise, 2000, 20)});
+  Add(&w, DispatchClass::kView, {});
+  Add(&w, DispatchClass::kLibrary, {K(KernelClass::kConv, 4000, 2e6), K(KernelClass::kElementwise, 2500)});
+  Add(&w, DispatchClass::kKernel, {K(KernelClass::kElementwise, 3000, 30)});
+  Add(&w, DispatchClass::kKernel, {K(KernelClass::kReduction, 1500, 40)});
+  Add(&w, DispatchClass::kLibrary, {K(KernelClass::kGemm, 5000, 3e6)});
+  return w;
+}
+
+TEST(InductorFusionTest, RunsBetweenLibraryCallsBecomeOneKernelEach) {
+  const WorkList out = FuseAsInductor(Eager());
+  // conv, [bn + relu], conv (+ its bias add), [add + softmax], gemm; the view is gone.
+  ASSERT_EQ(out.dispatches.size(), 5u);
+  ASSERT_EQ(out.kernels.size(), 6u);
+  EXPECT_EQ(out.module_calls, 0);
+  EXPECT_EQ(out.dispatches[0].cls, DispatchClass::kLibrary);
+  EXPECT_EQ(out.dispatches[1].cls, DispatchClass::kKernel);
+  EXPECT_EQ(out.dispatches[2].cls, DispatchClass::kLibrary);
+  EXPECT_EQ(out.dispatches[2].num_kernels, 2);  // a library call keeps the kernels it launches
+  EXPECT_EQ(out.dispatches[3].cls, DispatchClass::kKernel);
+  EXPECT_EQ(out.dispatches[4].cls, DispatchClass::kLibrary);
+  // The fused batch norm + ReLU: a norm kernel moving the largest member's bytes, with every
+  // member's FLOPs.
+  const KernelWork& bn = out.kernels[size_t(out.dispatches[1].first_kernel)];
+  EXPECT_EQ(bn.cls, KernelClass::kNorm);
+  EXPECT_DOUBLE_EQ(bn.bytes, 2000);
+  EXPECT_DOUBLE_EQ(bn.flops, 70);
+  const KernelWork& tail = out.kernels[size_t(out.dispatches[3].first_kernel)];
+  EXPECT_EQ(tail.cls, KernelClass::kReduction);
+  EXPECT_DOUBLE_EQ(tail.bytes, 3000);
+  EXPECT_DOUBLE_EQ(tail.flops, 70);
+  EXPECT_EQ(out.kernels[size_t(out.dispatches[4].first_kernel)].cls, KernelClass::kGemm);
+  // Dispatch ranges stay consistent.
+  int next = 0;
+  for (const DispatchWork& d : out.dispatches) {
+    EXPECT_EQ(d.first_kernel, next);
+    next += d.num_kernels;
+  }
+  EXPECT_EQ(next, int(out.kernels.size()));
+  ASSERT_FALSE(out.notes.empty());
+  EXPECT_NE(out.notes.back().find("10 kernels become 6"), std::string::npos) << out.notes.back();
+}
+
+TEST(InductorFusionTest, AModelOfLibraryCallsAloneIsUnchanged) {
+  WorkList w;
+  Add(&w, DispatchClass::kLibrary, {K(KernelClass::kGemm, 100)});
+  Add(&w, DispatchClass::kLibrary, {K(KernelClass::kAttention, 100)});
+  const WorkList out = FuseAsInductor(w);
+  EXPECT_EQ(out.dispatches.size(), 2u);
+  EXPECT_EQ(out.kernels.size(), 2u);
+}
+
+TEST(InductorFusionTest, FrameworksOfTorchCompile) {
+  EXPECT_TRUE(IsTorchCompile(Framework::kTorchCompile));
+  EXPECT_TRUE(IsTorchCompile(Framework::kTorchCompileReduceOverhead));
+  EXPECT_FALSE(IsTorchCompile(Framework::kCudaGraphEager));
+  EXPECT_TRUE(IsCudaGraph(Framework::kTorchCompileReduceOverhead));
+  EXPECT_FALSE(IsCudaGraph(Framework::kTorchCompile));
+  EXPECT_EQ(ParseFramework("reduce-overhead"), Framework::kTorchCompileReduceOverhead);
+  EXPECT_EQ(ParseFramework("inductor"), Framework::kTorchCompile);
+}
+
+}  // namespace
+}  // namespace ftax
