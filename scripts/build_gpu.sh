@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the GPU-side ftax (LibTorch + CUDA + CUPTI: bench, validate) on a CUDA host whose
-# python3 has PyTorch, in one go. libonnx and Ceres are optional there: fitting
+# python3 has PyTorch, in one go: BUILD_DIR/ftax, which hands bench, validate and TorchScript
+# files to BUILD_DIR/libexec/ftax/ftax-torch. libonnx and Ceres are optional there: fitting
 # (`ftax calibrate`) and ONNX inspection can run on any other machine.
 #   scripts/build_gpu.sh [BUILD_DIR]        (default build-gpu)
 # Header-only nlohmann-json is taken from .deps/*.deb (unpacked into .deps/prefix) when the
@@ -32,5 +33,9 @@ fi
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DFTAX_WITH_TORCH=ON -DFTAX_WITH_CUDA=ON \
   -DFTAX_BUILD_TESTS=OFF -DFTAX_BUILD_BENCH=OFF -DTorch_DIR="$torch_prefix/Torch" "${prefix_args[@]}" "${compiler_args[@]}" \
   -DCMAKE_CUDA_ARCHITECTURES=90 >"$build.cmake.log" 2>&1 || { tail -30 "$build.cmake.log"; exit 1; }
+# The target ftax builds both binaries: ftax (no LibTorch, starts at once) and
+# libexec/ftax/ftax-torch (LibTorch, CUDA, CUPTI), to which ftax hands bench, validate and
+# TorchScript files; run $build/ftax as before.
 cmake --build "$build" -j"$(nproc)" --target ftax 2>&1 | tail -5
-echo "built $build/ftax"
+[ -x "$build/libexec/ftax/ftax-torch" ] || { echo "no $build/libexec/ftax/ftax-torch: LibTorch not linked?" >&2; exit 1; }
+echo "built $build/ftax (and $build/libexec/ftax/ftax-torch)"

@@ -1,4 +1,5 @@
-// RunBench for builds without LibTorch+CUDA: says so.
+// RunBench for builds without LibTorch+CUDA (and for the light ftax, which hands `bench` to
+// ftax-torch before it gets here, cli/torch_handoff.h): says so.
 #if !defined(FTAX_HAVE_TORCH) || !defined(FTAX_HAVE_CUDA)
 #include "calibrate/bench.h"
 

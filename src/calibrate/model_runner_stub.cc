@@ -1,4 +1,5 @@
-// RunWorkerVisits for builds without LibTorch+CUDA: says so.
+// RunWorkerVisits for builds without LibTorch+CUDA (and for the light ftax, which hands
+// `validate` to ftax-torch before it gets here, cli/torch_handoff.h): says so.
 #if !defined(FTAX_HAVE_TORCH) || !defined(FTAX_HAVE_CUDA)
 #include "calibrate/model_runner.h"
 

@@ -1,5 +1,7 @@
 // The part of the TorchScript front end that needs no LibTorch (LooksLikeTorchScript), and the
-// whole front end in a build without LibTorch, where every call explains what is missing.
+// whole front end where FTAX_HAVE_TORCH is not defined (a build without LibTorch, and the light
+// `ftax` of a build with it, which hands TorchScript files to ftax-torch before it gets here),
+// where every call explains what is missing.
 #include "graph/torchscript_loader.h"
 
 #include <fcntl.h>
@@ -11,11 +13,14 @@
 namespace ftax {
 
 bool LooksLikeTorchScript(const std::string& path) {
-  // O_NONBLOCK and a regular-file check first: a FIFO or a device given as a model must not
-  // make this wait (the ONNX loader then says what the path is).
+  // Only a regular file is opened: a FIFO or a device given as a model (or as any other
+  // argument the light ftax looks at, cli/torch_handoff.h) must neither make this wait nor be
+  // disturbed by an open (the ONNX loader then says what the path is). O_NONBLOCK and the
+  // check on the open descriptor cover a file swapped between the two.
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return false;
-  struct stat st;
   char magic[4] = {};
   const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
   const bool read4 = regular && ::read(fd, magic, 4) == 4;
