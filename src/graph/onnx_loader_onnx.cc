@@ -696,40 +696,11 @@ Status ConvertGraph(const onnx::GraphProto& gp, Ctx& ctx,
     }
     return InvalidInput(gname + ": the nodes form a cycle");
   }
-  // An Identity of an initializer is the initializer under another name: the TorchScript-based
-  // exporter writes one for every parameter whose values equal another's (it deduplicates
-  // them: tied weights, and the all-zero biases of a model built with random weights, BERT's
-  // query/key/value biases read through Identity). Readers are pointed at the initializer
-  // and the Identity is dropped, so that they see a weight (a MatMul's bias Add is folded
-  // into its GEMM as for any other bias). Not where a subgraph could read the Identity's name.
-  std::unordered_map<std::string, std::string> alias;
-  if (!has_subgraphs) {
-    std::unordered_set<std::string> graph_outputs(out->outputs.begin(), out->outputs.end());
-    for (size_t i = 0; i < n; ++i) {
-      const Op& op = ops[i];
-      if (op.type != "Identity" || !op.domain.empty() || op.inputs.size() != 1 || op.outputs.size() != 1 ||
-          op.outputs[0].empty() || graph_outputs.count(op.outputs[0]))
-        continue;
-      const TensorInfo* t = out->Find(op.inputs[0]);
-      if (t && t->is_initializer) alias[op.outputs[0]] = op.inputs[0];
-    }
-  }
-  out->ops.reserve(n - alias.size());
+  out->ops.reserve(n);
   for (size_t i : order) {
-    Op& op = ops[i];
-    if (!alias.empty()) {
-      if (op.outputs.size() == 1 && alias.count(op.outputs[0])) {
-        out->tensors.erase(op.outputs[0]);  // a declared value_info of the alias
-        continue;
-      }
-      for (std::string& in : op.inputs) {
-        auto it = alias.find(in);
-        if (it != alias.end()) in = it->second;
-      }
-    }
-    for (const std::string& o : op.outputs)
+    for (const std::string& o : ops[i].outputs)
       if (!o.empty()) out->Tensor(o);
-    out->ops.push_back(std::move(op));
+    out->ops.push_back(std::move(ops[i]));
   }
   for (const std::string& o : out->outputs) {
     if (o.empty()) continue;
