@@ -1,6 +1,5 @@
 #include "calibrate/validation_report.h"
 
-#include "calibrate/measured_framework.h"
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -9,40 +8,39 @@
 #include "calibrate/kernel_classify.h"
 #include "calibrate/measured_framework.h"
 #include "common/percentile.h"
-#include "graph/arch_spec.h"
-#include "graph/torchscript_loader.h"
+#include "graph/open_model.h"
 
 namespace ftax {
 namespace {
 
 using json = nlohmann::json;
 
-// The Graph of a measured row's TorchScript file ("source", with "inputs" [{shape, dtype}] in
-// forward's order, dim 0 the batch) at the row's batch.
-Expected<Graph> WalkRowModel(const json& row, int64_t batch,
-                             std::map<std::string, std::shared_ptr<TorchScriptModel>>* cache) {
-  const std::string path = row.at("source").get<std::string>();
-  auto it = cache->find(path);
-  if (it == cache->end()) {
-    Expected<TorchScriptModel> m = TorchScriptModel::Load(path);
-    if (!m.ok()) return m.status();
-    it = cache->emplace(path, std::make_shared<TorchScriptModel>(std::move(m.value()))).first;
+// The Graph a measured row is predicted from, opened as every front end opens models
+// (graph/open_model.h): its arch spec with the row's batch and seq, or its TorchScript file
+// ("source", with "inputs" [{shape, dtype}] in forward's order, dim 0 the batch) at the row's
+// batch. `files` keeps each file loaded for the rows after.
+Expected<Graph> OpenRowModel(const json& row, const ValidationRow& r, bool from_file, ModelFileCache* files) {
+  ModelSourceOptions mo;
+  mo.batch = r.batch;
+  mo.cache = files;
+  if (!from_file) {
+    mo.arch = r.arch;
+    mo.arch_from_flag = false;  // the row's "arch"; the caller names the row
+    if (r.seq > 0) mo.dims.push_back("seq=" + std::to_string(r.seq));
+    return OpenModelGraph(mo);
   }
-  const TorchScriptModel& model = *it->second;
+  mo.path = row.at("source").get<std::string>();
   const json& inputs = row.at("inputs");
-  if (!inputs.is_array() || inputs.size() != model.input_names().size())
-    return InvalidInput(path + ": the row describes " + std::to_string(inputs.size()) + " inputs, forward takes " +
-                        std::to_string(model.input_names().size()));
+  if (!inputs.is_array()) return InvalidInput(mo.path + ": \"inputs\": expected an array of {shape, dtype}");
   std::vector<InputShapeFlag> flags;
-  for (size_t i = 0; i < inputs.size(); ++i) {
+  for (const json& in : inputs) {
     InputShapeFlag f;
-    f.input = model.input_names()[i];
-    f.dims = inputs[i].at("shape").get<std::vector<int64_t>>();
-    if (!f.dims.empty()) f.dims[0] = batch;
-    f.dtype = ParseDType(inputs[i].value("dtype", "float32"));
+    f.dims = in.at("shape").get<std::vector<int64_t>>();
+    f.dtype = ParseDType(in.value("dtype", "float32"));
     flags.push_back(f);
   }
-  return model.Walk(flags);
+  mo.forward_inputs = flags;
+  return OpenModelGraph(mo);
 }
 
 constexpr double kMaxMs = 1e9;  // about 11 days: anything longer is not one inference
@@ -125,7 +123,7 @@ Expected<ValidationReport> CompareMeasurements(const json& measured, const HostP
     return InvalidInput("measurements: expected an object with an array 'rows'");
   ValidationReport rep;
   std::map<std::string, std::vector<std::string>> seen_notes;
-  std::map<std::string, std::shared_ptr<TorchScriptModel>> models;  // loaded once per file
+  ModelFileCache files;  // each TorchScript file loaded once
   int index = 0;
   for (const json& m : measured["rows"]) {
     const std::string where = "rows[" + std::to_string(index++) + "]";
@@ -184,9 +182,7 @@ Expected<ValidationReport> CompareMeasurements(const json& measured, const HostP
         else r.unclassified_ms += ms;
       }
     }
-    DimBindings dims = {{"batch", r.batch}};
-    if (r.seq > 0) dims["seq"] = r.seq;
-    Expected<Graph> g = from_file ? WalkRowModel(m, r.batch, &models) : BuildArchGraph(r.arch, dims, ArchFlavor::kTorch);
+    Expected<Graph> g = OpenRowModel(m, r, from_file, &files);
     if (!g.ok()) {
       rep.skipped.push_back(where + " (" + r.model + "): " + g.status().message());
       continue;
@@ -246,7 +242,8 @@ void SummarizeReport(ValidationReport* report, const CompareOptions& opt) {
   for (const ValidationRow& r : rep.rows) {
     FrameworkSummary& s = fs[r.framework];
     s.framework = r.framework;
-    s.tolerance_pct = r.framework.rfind("cuda-graph", 0) == 0 ? opt.tolerance_pct : opt.tolerance_eager_pct;
+    const std::optional<Framework> sfw = ParseFramework(r.framework);
+    s.tolerance_pct = sfw && IsCudaGraph(*sfw) ? opt.tolerance_pct : opt.tolerance_eager_pct;
     s.rows++;
     s.within += r.within_tolerance;
     s.inside += r.inside_spread;

@@ -2,12 +2,13 @@
 //
 // Measured rows (from `ftax validate MODEL.pt` on a CUDA host, or from
 // scripts/validate_eager.py for Python eager) name a model's arch spec (or its TorchScript
-// file and input shapes), framework, precision and batch, with the measured latency spread, kernel time and kernels by name.
-// CompareMeasurements predicts every row with a host profile and reports per row the error,
-// whether the prediction falls inside the measured p10..p90, whether the bound agrees, and
-// per kernel class the predicted and measured kernel time; then per framework the share of
-// rows within tolerance, and per model the measured and predicted crossover batch. Each miss
-// carries its likeliest cause (calibrate/miss_cause.h).
+// file and input shapes), framework, precision and batch, with the measured latency spread,
+// kernel time and kernels by name. CompareMeasurements opens each row's model as every front
+// end does (graph/open_model.h: at the row's batch, each file loaded once), predicts it with a
+// host profile and reports per row the error, whether the prediction falls inside the measured
+// p10..p90, whether the bound agrees, and per kernel class the predicted and measured kernel
+// time; then per framework the share of rows within tolerance, and per model the measured and
+// predicted crossover batch. Each miss carries its likeliest cause (calibrate/miss_cause.h).
 //
 //   Expected<ValidationReport> r = CompareMeasurements(rows_json, profile, {});
 #pragma once

@@ -25,36 +25,6 @@ bool HasSymbol(const Graph& g, const std::string& name) {
   return false;
 }
 
-// A TorchScript file: loaded once, walked again for every batch. The batch is the symbolic dim
-// named batch_dim in the input shapes, or else the leading dim of every input.
-Expected<ModelSource> OpenTorchScript(const ModelSourceOptions& o, const DimBindings& user,
-                                      const std::vector<InputShapeFlag>& shapes) {
-  Expected<TorchScriptModel> loaded = TorchScriptModel::Load(o.path);
-  if (!loaded.ok()) return loaded.status();
-  auto model = std::make_shared<TorchScriptModel>(std::move(loaded.value()));
-  bool symbolic = false;
-  for (const InputShapeFlag& f : shapes)
-    for (const std::string& sym : f.symbols) symbolic |= sym == o.batch_dim;
-  ModelSource src;
-  src.from_torchscript = true;
-  src.description = o.path;
-  const std::string batch_dim = o.batch_dim;
-  src.at_batch = [model, user, shapes, symbolic, batch_dim](int64_t b) -> Expected<Graph> {
-    DimBindings d = user;
-    d[batch_dim] = b;
-    Expected<std::vector<InputShapeFlag>> s = ResolveInputShapes(shapes, d);
-    if (!s.ok()) return s.status();
-    if (!symbolic)
-      for (InputShapeFlag& f : s.value())
-        if (!f.dims.empty()) f.dims[0] = b;
-    return model->Walk(s.value());
-  };
-  // Walk once now so that missing shapes and unsupported nodes surface before any sweep.
-  Expected<Graph> probe = src.at_batch(1);
-  if (!probe.ok()) return probe.status();
-  return src;
-}
-
 // The user's --dim and --input-shape flags, parsed; errors name the flag.
 struct Bindings {
   DimBindings dims;
@@ -79,6 +49,8 @@ Expected<Bindings> ParseBindings(const ModelSourceOptions& o) {
     if (!f.ok()) return f.status();
     b.shapes.push_back(f.value());
   }
+  if (o.forward_inputs && !b.shapes.empty())
+    return InvalidInput("give a TorchScript file's input shapes by name or in forward's order, not both");
   return b;
 }
 
@@ -87,7 +59,111 @@ Expected<ArchFlavor> ParseFlavor(const std::string& flavor) {
   return flavor == "onnx" ? ArchFlavor::kOnnx : ArchFlavor::kTorch;
 }
 
+// ---- TorchScript files ---------------------------------------------------------------------
+
+Expected<std::shared_ptr<const TorchScriptModel>> LoadTorchScript(const std::string& path, ModelFileCache* cache) {
+  if (cache) return cache->TorchScript(path);
+  Expected<TorchScriptModel> m = TorchScriptModel::Load(path);
+  if (!m.ok()) return m.status();
+  return std::shared_ptr<const TorchScriptModel>(std::make_shared<TorchScriptModel>(std::move(m.value())));
+}
+
+// A TorchScript file and its input shapes, walked at any batch: the batch is the symbolic dim
+// named batch_dim in the input shapes, or else the leading dim of every input.
+struct TorchScriptAtBatch {
+  std::shared_ptr<const TorchScriptModel> model;
+  DimBindings user;
+  std::vector<InputShapeFlag> shapes;
+  bool symbolic = false;
+  std::string batch_dim;
+
+  Expected<Graph> operator()(int64_t b) const {
+    DimBindings d = user;
+    d[batch_dim] = b;
+    Expected<std::vector<InputShapeFlag>> s = ResolveInputShapes(shapes, d);
+    if (!s.ok()) return s.status();
+    if (!symbolic)
+      for (InputShapeFlag& f : s.value())
+        if (!f.dims.empty()) f.dims[0] = b;
+    return model->Walk(s.value());
+  }
+};
+
+// The file loaded (or found in the cache), with the input shapes it is walked with: the
+// user's, or forward_inputs named after forward's arguments.
+Expected<TorchScriptAtBatch> OpenTorchScript(const ModelSourceOptions& o, const Bindings& b) {
+  Expected<std::shared_ptr<const TorchScriptModel>> model = LoadTorchScript(o.path, o.cache);
+  if (!model.ok()) return model.status();
+  TorchScriptAtBatch t;
+  t.model = model.value();
+  t.user = b.dims;
+  t.shapes = b.shapes;
+  t.batch_dim = o.batch_dim;
+  if (o.forward_inputs) {
+    const std::vector<std::string>& names = t.model->input_names();
+    if (o.forward_inputs->size() != names.size())
+      return InvalidInput(o.path + ": " + std::to_string(o.forward_inputs->size()) +
+                          " input shapes given in forward's order, forward takes " + std::to_string(names.size()));
+    t.shapes = o.forward_inputs.value();
+    for (size_t i = 0; i < names.size(); ++i) t.shapes[i].input = names[i];
+  }
+  for (const InputShapeFlag& f : t.shapes)
+    for (const std::string& sym : f.symbols) t.symbolic |= sym == o.batch_dim;
+  return t;
+}
+
+// ---- ONNX files ----------------------------------------------------------------------------
+
+// An ONNX graph bound at a batch: the symbolic dim batch_dim when the graph has it, else the
+// leading dim of every graph input. A node no runtime accepts, or an input dim left unbound,
+// is an error (nothing can be predicted from it).
+Expected<Graph> OnnxAtBatch(const Graph& base, const DimBindings& user, const std::vector<InputShapeFlag>& shapes,
+                            const std::string& batch_dim, int64_t b, bool strict) {
+  Graph g = base;
+  DimBindings d = user;
+  std::vector<InputShapeFlag> s = shapes;
+  if (HasSymbol(base, batch_dim)) {
+    d[batch_dim] = b;
+  } else {
+    // No symbolic batch: set the leading dim of every graph input.
+    for (const std::string& in : g.inputs) {
+      TensorInfo& t = g.Tensor(in);
+      bool given = false;
+      for (InputShapeFlag& f : s)
+        if (f.input == in || (f.input.empty() && g.inputs.size() == 1)) {
+          if (!f.dims.empty()) f.dims[0] = b;
+          given = true;
+        }
+      if (!given && t.has_shape && !t.shape.empty()) t.shape[0] = Dim::Known(b);
+    }
+  }
+  Status st = PrepareGraph(&g, d, s, strict);
+  if (!st.ok()) return st;
+  // A node no runtime accepts (shape inference's "invalid:" findings) cannot be predicted.
+  for (const std::string& w : g.warnings)
+    if (w.find("): invalid: ") != std::string::npos) return InvalidInput(w);
+  std::vector<std::string> unbound = UnboundInputDims(g);
+  if (!unbound.empty()) {
+    std::string names;
+    for (const auto& n : unbound) names += (names.empty() ? "" : ", ") + n;
+    return InvalidInput("unbound symbolic dims: " + names + " (bind them with --dim NAME=VALUE)");
+  }
+  return g;
+}
+
+bool IsTorchScript(const ModelSourceOptions& o) { return o.forward_inputs || LooksLikeTorchScript(o.path); }
+
 }  // namespace
+
+Expected<std::shared_ptr<const TorchScriptModel>> ModelFileCache::TorchScript(const std::string& path) {
+  auto it = torchscript_.find(path);
+  if (it != torchscript_.end()) return it->second;
+  Expected<TorchScriptModel> m = TorchScriptModel::Load(path);
+  if (!m.ok()) return m.status();
+  std::shared_ptr<const TorchScriptModel> model = std::make_shared<TorchScriptModel>(std::move(m.value()));
+  torchscript_.emplace(path, model);
+  return model;
+}
 
 Expected<Graph> OpenModelGraph(const ModelSourceOptions& o) {
   Expected<Bindings> b = ParseBindings(o);
@@ -97,19 +173,22 @@ Expected<Graph> OpenModelGraph(const ModelSourceOptions& o) {
     if (!flavor.ok()) return flavor.status();
     std::optional<DType> dt = ParseDType(o.dtype);
     if (!dt) return InvalidInput("--dtype '" + o.dtype + "' is not a dtype");
+    if (o.batch > 0) b->dims["batch"] = o.batch;
     Expected<Graph> g = BuildArchGraph(o.arch, b->dims, flavor.value(), *dt);
-    if (!g.ok()) return g.status().WithContext("--arch '" + o.arch + "'");
+    if (!g.ok() && o.arch_from_flag) return g.status().WithContext("--arch '" + o.arch + "'");
     return g;
   }
-  if (LooksLikeTorchScript(o.path)) {
-    Expected<TorchScriptModel> m = TorchScriptModel::Load(o.path);
-    if (!m.ok()) return m.status();
-    Expected<std::vector<InputShapeFlag>> resolved = ResolveInputShapes(b->shapes, b->dims);
+  if (IsTorchScript(o)) {
+    Expected<TorchScriptAtBatch> t = OpenTorchScript(o, b.value());
+    if (!t.ok()) return t.status();
+    if (o.batch > 0) return t.value()(o.batch);
+    Expected<std::vector<InputShapeFlag>> resolved = ResolveInputShapes(t->shapes, b->dims);
     if (!resolved.ok()) return resolved.status().WithContext(o.path);
-    return m->Walk(resolved.value());
+    return t->model->Walk(resolved.value());
   }
   Expected<Graph> g = LoadOnnxFile(o.path);
   if (!g.ok()) return g.status();
+  if (o.batch > 0) return OnnxAtBatch(g.value(), b->dims, b->shapes, o.batch_dim, o.batch, o.strict);
   Status prep = PrepareGraph(&g.value(), b->dims, b->shapes, o.strict);
   if (!prep.ok()) return prep.WithContext(g->source);
   return g;
@@ -118,21 +197,20 @@ Expected<Graph> OpenModelGraph(const ModelSourceOptions& o) {
 Expected<ModelSource> OpenModelSource(const ModelSourceOptions& o) {
   Expected<Bindings> bound = ParseBindings(o);
   if (!bound.ok()) return bound.status();
-  Expected<DimBindings> dims = bound->dims;
-  const std::vector<InputShapeFlag>& shapes = bound->shapes;
+  const DimBindings& dims = bound->dims;
   ModelSource src;
   if (!o.arch.empty()) {
     Expected<ArchFlavor> parsed = ParseFlavor(o.flavor);
     if (!parsed.ok()) return parsed.status();
     src.flavor = parsed.value();
     src.arch = o.arch;
-    src.dims = dims.value();
+    src.dims = dims;
     src.description = o.arch;
     // Build once now so that spec errors surface before any sweep.
     DimBindings probe = src.dims;
     if (!probe.count("batch")) probe["batch"] = 1;
     Expected<Graph> g = BuildArchGraph(o.arch, probe, src.flavor);
-    if (!g.ok()) return g.status().WithContext("--arch");
+    if (!g.ok()) return o.arch_from_flag ? g.status().WithContext("--arch") : g.status();
     const std::string spec = o.arch;
     const DimBindings base = src.dims;
     const ArchFlavor flavor = src.flavor;
@@ -143,46 +221,26 @@ Expected<ModelSource> OpenModelSource(const ModelSourceOptions& o) {
     };
     return src;
   }
-  if (LooksLikeTorchScript(o.path)) return OpenTorchScript(o, dims.value(), shapes);
+  src.description = o.path;
+  if (IsTorchScript(o)) {
+    Expected<TorchScriptAtBatch> t = OpenTorchScript(o, bound.value());
+    if (!t.ok()) return t.status();
+    src.from_torchscript = true;
+    src.at_batch = t.value();
+    // Walk once now so that missing shapes and unsupported nodes surface before any sweep.
+    Expected<Graph> probe = src.at_batch(1);
+    if (!probe.ok()) return probe.status();
+    return src;
+  }
   Expected<Graph> loaded = LoadOnnxFile(o.path);
   if (!loaded.ok()) return loaded.status();
-  auto base = std::make_shared<Graph>(std::move(loaded.value()));
+  auto base = std::make_shared<const Graph>(std::move(loaded.value()));
   src.from_onnx = true;
-  src.description = o.path;
-  const bool symbolic = HasSymbol(*base, o.batch_dim);
-  const DimBindings user = dims.value();
+  const DimBindings user = dims;
+  const std::vector<InputShapeFlag> shapes = bound->shapes;
   const std::string batch_dim = o.batch_dim;
-  src.at_batch = [base, user, shapes, symbolic, batch_dim](int64_t b) -> Expected<Graph> {
-    Graph g = *base;
-    DimBindings d = user;
-    std::vector<InputShapeFlag> s = shapes;
-    if (symbolic) {
-      d[batch_dim] = b;
-    } else {
-      // No symbolic batch: set the leading dim of every graph input.
-      for (const std::string& in : g.inputs) {
-        TensorInfo& t = g.Tensor(in);
-        bool given = false;
-        for (InputShapeFlag& f : s)
-          if (f.input == in || (f.input.empty() && g.inputs.size() == 1)) {
-            if (!f.dims.empty()) f.dims[0] = b;
-            given = true;
-          }
-        if (!given && t.has_shape && !t.shape.empty()) t.shape[0] = Dim::Known(b);
-      }
-    }
-    Status st = PrepareGraph(&g, d, s);
-    if (!st.ok()) return st;
-    // A node no runtime accepts (shape inference's "invalid:" findings) cannot be predicted.
-    for (const std::string& w : g.warnings)
-      if (w.find("): invalid: ") != std::string::npos) return InvalidInput(w);
-    std::vector<std::string> unbound = UnboundInputDims(g);
-    if (!unbound.empty()) {
-      std::string names;
-      for (const auto& n : unbound) names += (names.empty() ? "" : ", ") + n;
-      return InvalidInput("unbound symbolic dims: " + names + " (bind them with --dim NAME=VALUE)");
-    }
-    return g;
+  src.at_batch = [base, user, shapes, batch_dim](int64_t b) -> Expected<Graph> {
+    return OnnxAtBatch(*base, user, shapes, batch_dim, b, /*strict=*/false);
   };
   return src;
 }

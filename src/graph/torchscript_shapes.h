@@ -5,6 +5,21 @@
 //   ts::ShapeRules rules(&graph);
 //   Expected<std::vector<ts::Val>> outs = rules.Infer(call);   // kUnsupported: no rule
 //   if (!outs.ok()) outs = rules.RunMeta(node, call);
+//
+// The rules are a table (torchscript_shapes_torch.cc, `Rules()`) from op name to a small
+// function, grouped by kind: element-wise and broadcast, matmul and linear, attention,
+// convolution/pooling/resampling, reductions, views and reshapes, indexing/splitting/joining,
+// creation. Infer looks the op up and calls its rule; an op without one is kUnsupported. A rule
+// reads its arguments through a RuleCall (by schema name: Tensor("weight"), Int("dim", 0),
+// Ints("stride", &v, n), DtypeArg(fallback), DimArg(...)), makes its outputs with One / New /
+// WithIndices, and returns Bad("why") ("aten::OP: why") for what it cannot know. To add a rule:
+// write the function beside its kind, as `Outputs Rule(RuleCall& c, const TensorInfo& self)`
+// when it needs the first argument as a tensor of known shape (the table then checks that, with
+// the usual error), or `Outputs Rule(RuleCall& c)` when not; add one `t.Add(Rule, {"op", ...})`
+// line to the table (an op named twice throws at first use). ScalarOp's integer and float
+// shape arithmetic is a table of the same kind (`ScalarRules()`). The loader's tests walk their
+// fixture models with the rules' results cross-checked against LibTorch's meta kernels;
+// tests/graph/torchscript_shapes_torch_test.cc calls rules directly.
 #pragma once
 
 #include <cstdint>
@@ -91,6 +106,10 @@ class ShapeRules {
   // A tensor held by the module (parameter, buffer or code constant), as an initializer;
   // buffers and constants are not counted as parameters.
   Val ConstantTensor(const at::Tensor& t, const std::string& name, bool is_parameter);
+
+  // One call as its rule sees it: arguments by name, the first argument as a tensor, and the
+  // graph its outputs go to (torchscript_shapes_torch.cc).
+  class RuleCall;
 
  private:
   Val NewTensor(const std::vector<int64_t>& dims, DType dt,
