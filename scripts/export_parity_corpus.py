@@ -1,14 +1,20 @@
 #!/usr/bin/env python3
-"""Export the parity corpus: one model in every form ftax reads, structure only.
+"""Export the parity corpus: one model in every form ftax reads, structure only, xz-compressed.
 
-For each model (torchvision classifiers, and Hugging Face encoders and GPT-2 built from their
-configs with random weights; nothing is downloaded) this writes, under tests/data/parity/:
+The models are the model zoo's (scripts/model_zoo.py builds them: torchvision, timm and Hugging
+Face architectures from configs with random weights; nothing is downloaded) and the torchvision
+classification models outside the zoo (torchvision.models.list_models). Each is exported with
+model_zoo.inputs() at batch 2 (text at sequence 128; see EXPORT_BATCH) into tests/data/parity/ as
 
-  NAME.onnx         torch.onnx.export, TorchScript-based exporter, opset 17 (what Debian's
-                    libonnx 1.12 knows), batch dim symbolic ("batch"), sequence fixed at 128
-  NAME.dynamo.onnx  the dynamo exporter (opset 18), where it exports the model
-  NAME.static.onnx  (swin_t only) the TorchScript-based exporter with every dim fixed
-  NAME.pt           torch.jit.trace in eval mode under torch.no_grad(), as inference runs
+  NAME.onnx.xz         torch.onnx.export, TorchScript-based exporter, opset 17 (what Debian's
+                       libonnx 1.12 knows), batch dim symbolic ("batch")
+  NAME.dynamo.onnx.xz  the dynamo exporter (opset 18), where it exports the model
+  NAME.static.onnx.xz  (swin_t only) the TorchScript-based exporter with every dim fixed
+  NAME.pt.xz           torch.jit.trace in eval mode under torch.no_grad(), as inference runs
+
+Every form's inputs carry the same names (forward's parameter names; input_ids and
+past_L_k/past_L_v for the decode steps, whose forward takes *kv), so one set of
+--input-shape flags serves all of them.
 
 Weights are stripped so the files stay small and inspect exactly like the full models:
 - ONNX: every initializer of more than 64 elements becomes an external-data reference to a
@@ -18,22 +24,34 @@ Weights are stripped so the files stay small and inspect exactly like the full m
   zero element (Tensor.set_ on an expanded 1-element tensor), so it keeps its dtype and sizes
   but its storage is one element; torch.jit.save writes that storage, not sizes x elements.
   LibTorch loads such a file like any other (strides are part of the format), and ftax reads
-  only sizes and dtypes. The traced graph itself is unchanged. Each file is re-compressed
-  without its *.debug_pkl records (source ranges for error messages, optional to LibTorch).
+  only sizes and dtypes. The traced graph itself is unchanged. Each file is rewritten as a
+  stored (uncompressed) zip without its *.debug_pkl records (source ranges for error messages,
+  optional to LibTorch), so that xz sees the code and compresses it well.
+Each file is then compressed with xz (preset 9e, one .xz per file: about 8x smaller than the
+raw files); tests/cli/parity_corpus_torch_test.cc unpacks a model's files into a temporary
+directory.
 
-A manifest (corpus.json) records per model the inputs, the --input-shape flags for the .pt,
-the --arch spec where a family fits, which forms were written, and why a form is missing.
+A manifest (corpus.json) records per model where it comes from, the inputs and their
+--input-shape flags, the --arch spec where a family fits, which forms were written, how long
+each took, and why a form is missing (the exporter's error): a model is never dropped.
 
-Usage (torch 2.x with torchvision, transformers, onnx, onnxscript):
-  python3 -m venv .torch && .torch/bin/pip install torch torchvision onnx onnxscript transformers
-  .torch/bin/python scripts/export_parity_corpus.py [--only resnet18] [--no-dynamo]
+Usage (torch 2.x with torchvision, timm, transformers, onnx, onnxscript):
+  python3 -m venv .torch && .torch/bin/pip install torch torchvision timm onnx onnxscript transformers
+  .torch/bin/python scripts/export_parity_corpus.py [--only resnet18] [--no-dynamo] [--list]
+The machine this was made on had 2 cores: export one model per process
+  for m in $(.torch/bin/python scripts/export_parity_corpus.py --list); do
+    timeout 1800 .torch/bin/python scripts/export_parity_corpus.py --only $m; done
 """
 import argparse
+import inspect
 import io
 import json
+import lzma
 import os
+import re
 import sys
 import tempfile
+import time
 import traceback
 import zipfile
 
@@ -41,129 +59,87 @@ import onnx
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import model_zoo  # noqa: E402
+
 OUT = os.path.join(HERE, "..", "tests", "data", "parity")
 SEQ = 128
+# Every form is exported with example inputs of batch 2, as the zoo's traces are
+# (export_torchscript.py --trace-batch): torch.export specializes a dim whose example is 1, so
+# at batch 1 the dynamo exporter writes files whose symbolic batch only some nodes honour (ViT:
+# reshapes to 50x1x3x768 past the first layer; BERT: 12 // batch heads). The manifest's shapes
+# are at batch 1, as ftax is asked for them.
+EXPORT_BATCH = 2
 
 
-def tv(name, **kw):
-    def build():
-        import torchvision.models as tvm
-
-        m = getattr(tvm, name)(weights=None, **kw).eval()
-        x = torch.randn(1, 3, 224, 224)
-        return m, (x,), ["input"], ["logits"], {"input": {0: "batch"}, "logits": {0: "batch"}}
-    return build
+def extra_torchvision():
+    """torchvision's classification models that the zoo does not hold, in its own order."""
+    import torchvision
+    return [n for n in torchvision.models.list_models(module=torchvision.models) if n not in model_zoo.ZOO]
 
 
-def hf(kind):
-    def build():
-        import transformers as T
-
-        if kind == "bert":
-            m = T.BertModel(T.BertConfig())
-        elif kind == "roberta":
-            m = T.RobertaModel(T.RobertaConfig(vocab_size=50265, max_position_embeddings=514,
-                                               type_vocab_size=1, pad_token_id=1))
-        elif kind == "distilbert":
-            m = T.DistilBertModel(T.DistilBertConfig())
-        elif kind == "gpt2":
-            m = T.GPT2Model(T.GPT2Config(use_cache=False))
-        m.eval()
-        two = kind != "gpt2"
-
-        class Wrapper(torch.nn.Module):
-            def __init__(self, inner):
-                super().__init__()
-                self.m = inner
-
-            def forward(self, input_ids, attention_mask):
-                out = self.m(input_ids=input_ids, attention_mask=attention_mask)
-                if kind == "bert":
-                    return out.last_hidden_state, out.pooler_output
-                return out.last_hidden_state
-
-        class WrapperIds(torch.nn.Module):
-            def __init__(self, inner):
-                super().__init__()
-                self.m = inner
-
-            def forward(self, input_ids):
-                return self.m(input_ids=input_ids, use_cache=False).last_hidden_state
-
-        ids = torch.randint(0, 1000, (1, SEQ))
-        mask = torch.ones(1, SEQ, dtype=torch.int64)
-        outs = ["last_hidden_state"] + (["pooler_output"] if kind == "bert" else [])
-        axes = {"input_ids": {0: "batch"}, "attention_mask": {0: "batch"}}
-        for o in outs:
-            axes[o] = {0: "batch"}
-        if two:
-            return Wrapper(m).eval(), (ids, mask), ["input_ids", "attention_mask"], outs, axes
-        axes.pop("attention_mask")
-        return WrapperIds(m).eval(), (ids,), ["input_ids"], outs, axes
-    return build
+def all_models():
+    return list(model_zoo.ZOO) + extra_torchvision()
 
 
-# name -> (builder, --arch spec or None)
-MODELS = {
-    "resnet18": (tv("resnet18"), "resnet:depth=18"),
-    "resnet50": (tv("resnet50"), "resnet:depth=50"),
-    "resnet101": (tv("resnet101"), "resnet:depth=101"),
-    "mobilenet_v2": (tv("mobilenet_v2"), "mobilenet"),
-    "mobilenet_v3_small": (tv("mobilenet_v3_small"), None),
-    "efficientnet_b0": (tv("efficientnet_b0"), None),
-    "convnext_tiny": (tv("convnext_tiny"), None),
-    "regnet_y_400mf": (tv("regnet_y_400mf"), None),
-    "vit_b_16": (tv("vit_b_16"), "vit"),
-    "swin_t": (tv("swin_t"), None),
-    "bert_base": (hf("bert"), "bert"),
-    "roberta_base": (hf("roberta"), None),
-    "distilbert_base": (hf("distilbert"), None),
-    "gpt2": (hf("gpt2"), "gpt"),
-}
+def build(name):
+    """(module, example inputs, input names, source) for a zoo model or a torchvision one."""
+    if name in model_zoo.ZOO:
+        model = model_zoo.build(name)
+        args = model_zoo.inputs(name, EXPORT_BATCH, SEQ, "cpu")
+        source = "zoo"
+    else:
+        import torchvision
+        model = torchvision.models.get_model(name, weights=None).eval()
+        args = (torch.randn(EXPORT_BATCH, 3, 224, 224),)
+        source = "torchvision"
+    params = [p for p in inspect.signature(model.forward).parameters.values()
+              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(params) >= len(args):
+        names = [p.name for p in params[:len(args)]]
+    else:  # a decode step: forward(ids, *kv), the cache of every layer as a key and a value
+        names = ["input_ids"] + ["past_%d_%s" % (i // 2, "kv"[i % 2]) for i in range(len(args) - 1)]
+    return model, args, names, source
+
+
+def strip_tensor(t, offset):
+    n = 1
+    for d in t.dims:
+        n *= d
+    length = n * onnx.helper.tensor_dtype_to_np_dtype(t.data_type).itemsize
+    for field in ("raw_data", "float_data", "int32_data", "int64_data", "double_data",
+                  "uint64_data", "string_data"):
+        t.ClearField(field)
+    t.data_location = onnx.TensorProto.EXTERNAL
+    del t.external_data[:]
+    for k, v in (("location", "weights.bin"), ("offset", str(offset)), ("length", str(length))):
+        e = t.external_data.add()
+        e.key, e.value = k, v
+    return offset + length
+
+
+def elements(t):
+    n = 1
+    for d in t.dims:
+        n *= d
+    return n
 
 
 def strip_onnx(model, keep_elements=64):
-    """Turns large initializers into references to a weights file that is never written."""
+    """Turns large initializers (and large folded Constants, such as Swin's attention masks)
+    into references to a weights file that is never written."""
     offset = 0
     graphs = [model.graph]
     while graphs:
         g = graphs.pop()
         for t in g.initializer:
-            n = 1
-            for d in t.dims:
-                n *= d
-            if n <= keep_elements:
-                continue
-            length = n * onnx.helper.tensor_dtype_to_np_dtype(t.data_type).itemsize
-            for field in ("raw_data", "float_data", "int32_data", "int64_data", "double_data",
-                          "uint64_data", "string_data"):
-                t.ClearField(field)
-            t.data_location = onnx.TensorProto.EXTERNAL
-            del t.external_data[:]
-            for k, v in (("location", "weights.bin"), ("offset", str(offset)),
-                         ("length", str(length))):
-                e = t.external_data.add()
-                e.key, e.value = k, v
-            offset += length
+            if elements(t) > keep_elements:
+                offset = strip_tensor(t, offset)
         for node in g.node:
             for a in node.attribute:
                 if a.type == onnx.AttributeProto.TENSOR and node.op_type == "Constant":
-                    t = a.t  # folded constants (Swin's attention masks): data dropped likewise
-                    n = 1
-                    for d in t.dims:
-                        n *= d
-                    if n > keep_elements:
-                        length = n * onnx.helper.tensor_dtype_to_np_dtype(t.data_type).itemsize
-                        for field in ("raw_data", "float_data", "int32_data", "int64_data",
-                                      "double_data", "uint64_data", "string_data"):
-                            t.ClearField(field)
-                        t.data_location = onnx.TensorProto.EXTERNAL
-                        del t.external_data[:]
-                        for k, v in (("location", "weights.bin"), ("offset", str(offset)),
-                                     ("length", str(length))):
-                            e = t.external_data.add()
-                            e.key, e.value = k, v
-                        offset += length
+                    if elements(a.t) > keep_elements:
+                        offset = strip_tensor(a.t, offset)
                 if a.type == onnx.AttributeProto.GRAPH:
                     graphs.append(a.g)
                 elif a.type == onnx.AttributeProto.GRAPHS:
@@ -171,21 +147,48 @@ def strip_onnx(model, keep_elements=64):
     return model
 
 
-def export_onnx(model, args, names, outs, axes, path, dynamo, static=False):
+class Positional(torch.nn.Module):
+    """forward(*xs) -> inner(*xs): the TorchScript-based exporter calls a Hugging Face model's
+    forward with keyword arguments of its own (use_cache) that collide with the config's."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, *xs):
+        return self.inner(*xs)
+
+
+def export_onnx(model, args, names, path, dynamo, static=False):
+    if not dynamo:  # the dynamo exporter maps dynamic axes to forward's parameters by name
+        model = Positional(model).eval()
+    with torch.no_grad():
+        flat = torch.utils._pytree.tree_leaves(model(*args))
+    outs = ["output_%d" % i for i in range(len(flat))]
+    axes = {n: {0: "batch"} for n in names + outs}
     with tempfile.TemporaryDirectory() as tmp:
         p = os.path.join(tmp, "m.onnx")
         # Not under no_grad: nn.MultiheadAttention would take its inference fast path
         # (aten::_native_multi_head_attention), which has no ONNX form; the exporter writes the
-        # module's general path instead (tests/graph/parity_corpus_test.cc says what differs).
-        if True:
-            if dynamo:
+        # module's general path instead (the parity test names what differs).
+        if dynamo:
+            params = [q for q in inspect.signature(model.forward).parameters.values()]
+            if params and params[-1].kind == params[-1].VAR_POSITIONAL:
+                # forward(ids, *kv): dynamic_axes cannot name the tensors of *kv; torch.export's
+                # dynamic_shapes gives the batch dim of each.
+                batch = torch.export.Dim("batch")
+                fixed = len(params) - 1
+                shapes = tuple({0: batch} for _ in args[:fixed]) + (tuple({0: batch} for _ in args[fixed:]),)
                 torch.onnx.export(model, args, p, input_names=names, output_names=outs,
-                                  dynamic_axes=axes, opset_version=18, dynamo=True,
+                                  dynamic_shapes=shapes, opset_version=18, dynamo=True,
                                   external_data=True)
             else:
                 torch.onnx.export(model, args, p, input_names=names, output_names=outs,
-                                  dynamic_axes=None if static else axes, opset_version=17,
-                                  do_constant_folding=True, dynamo=False)
+                                  dynamic_axes=axes, opset_version=18, dynamo=True, external_data=True)
+        else:
+            torch.onnx.export(model, args, p, input_names=names, output_names=outs,
+                              dynamic_axes=None if static else axes, opset_version=17,
+                              do_constant_folding=True, dynamo=False)
         m = onnx.load(p, load_external_data=True)
     m = strip_onnx(m)
     # The dynamo exporter annotates every node with stack traces: drop them (structure only).
@@ -199,6 +202,8 @@ def export_onnx(model, args, names, outs, axes, path, dynamo, static=False):
             for at in node.attribute:
                 if at.type == onnx.AttributeProto.GRAPH:
                     graphs.append(at.g)
+                elif at.type == onnx.AttributeProto.GRAPHS:
+                    graphs.extend(at.graphs)
     del m.metadata_props[:]
     m.producer_name = "ftax scripts/export_parity_corpus.py (torch %s%s)" % (
         torch.__version__, ", dynamo" if dynamo else "")
@@ -214,79 +219,133 @@ def strip_torchscript(traced):
             t.set_(torch.zeros(1, dtype=t.dtype).expand(t.shape))
 
 
-def recompress(path):
+def restore_zip(path):
+    """Rewrites a torch.jit.save zip as stored entries, without *.debug_pkl, fixed dates."""
     buf = io.BytesIO()
-    with zipfile.ZipFile(path) as src, zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as dst:
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as dst:
         for info in src.infolist():
             if info.filename.endswith(".debug_pkl"):
                 continue  # source ranges for error messages; LibTorch loads without them
-            data = src.read(info.filename)
             zi = zipfile.ZipInfo(info.filename, date_time=(1980, 1, 1, 0, 0, 0))
-            zi.compress_type = zipfile.ZIP_DEFLATED
-            dst.writestr(zi, data)
+            zi.compress_type = zipfile.ZIP_STORED
+            dst.writestr(zi, src.read(info.filename))
     with open(path, "wb") as f:
         f.write(buf.getvalue())
 
 
-def export_pt(model, args, path):
+def export_pt(model, args, names, path):
     with torch.no_grad():
         traced = torch.jit.trace(model, args, check_trace=False, strict=False)
+    # The trace names its inputs after the variables inside forward (a decode step's *kv
+    # become key_states.1, key_states.3, ...): give them the ONNX forms' names.
+    for v, n in zip(list(traced.graph.inputs())[1:], names):
+        v.setDebugName(n)
     strip_torchscript(traced)
     torch.jit.save(traced, path)
-    recompress(path)
+    restore_zip(path)
+
+
+def xz(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    with open(path + ".xz", "wb") as f:
+        f.write(lzma.compress(data, preset=9 | lzma.PRESET_EXTREME))
+    os.remove(path)
+    return len(data)
+
+
+def reason(e):
+    """The first line of the innermost error (torch.export's, under the ONNX exporter's)."""
+    while e.__cause__ is not None:
+        e = e.__cause__
+    msg = re.sub(r"\x1b\[[0-9;]*m", "", str(e)).strip().splitlines()
+    return "%s: %s" % (type(e).__name__, msg[0] if msg else "")
+
+
+def export_model(name, out, dynamo, only_forms=None):
+    t0 = time.time()
+    model, args, names, source = build(name)
+    arch = (model_zoo.ZOO[name][0] or None) if name in model_zoo.ZOO else None
+    entry = {"source": source, "inputs": {}, "input_shapes": [], "export_batch": EXPORT_BATCH,
+             "arch": arch, "forms": {},
+             "missing": {}, "seconds": {"build": round(time.time() - t0, 1)}, "bytes": {},
+             "torch": torch.__version__}
+    if source == "zoo":
+        entry["split"] = "calibration" if name in model_zoo.CALIBRATION else "evaluation"
+        entry["family"] = model_zoo.family(name)
+    for n, x in zip(names, args):
+        shape = "x".join(str(d) for d in (1,) + tuple(x.shape[1:]))
+        entry["inputs"][n] = shape
+        entry["input_shapes"].append("%s=%s" % (n, shape))
+    forms = [("pt", lambda p: export_pt(model, args, names, p)),
+             ("onnx", lambda p: export_onnx(model, args, names, p, False))]
+    if name == "swin_t":
+        forms.append(("static.onnx", lambda p: export_onnx(model, args, names, p, False, True)))
+    if dynamo:
+        forms.append(("dynamo.onnx", lambda p: export_onnx(model, args, names, p, True)))
+    for form, fn in forms:
+        if only_forms and form not in only_forms:
+            continue
+        path = os.path.join(out, "%s.%s" % (name, form))
+        t = time.time()
+        try:
+            fn(path)
+            raw = xz(path)
+            entry["forms"][form] = os.path.basename(path) + ".xz"
+            entry["bytes"][form] = raw
+            print("%-24s %-12s %9d bytes, %7d as .xz, %6.1f s" % (
+                name, form, raw, os.path.getsize(path + ".xz"), time.time() - t), flush=True)
+        except Exception as e:  # recorded, never dropped silently
+            for p in (path, path + ".xz"):
+                if os.path.exists(p):
+                    os.remove(p)
+            why = reason(e)
+            entry["missing"][form] = why[:300]
+            print("%-24s %-12s FAILED %s" % (name, form, why[:200]), flush=True)
+            traceback.print_exc(limit=2, file=sys.stderr)
+        entry["seconds"][form] = round(time.time() - t, 1)
+    return entry
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=OUT)
-    ap.add_argument("--only", action="append", choices=sorted(MODELS))
+    ap.add_argument("--only", action="append", help="a model (repeatable; default: all)")
     ap.add_argument("--no-dynamo", action="store_true")
+    ap.add_argument("--forms", help="comma list of forms to write (pt, onnx, dynamo.onnx, static.onnx); "
+                    "the model's other forms stay as the manifest has them")
+    ap.add_argument("--list", action="store_true", help="print the models' names and exit")
     a = ap.parse_args()
+    names = all_models()
+    if a.list:
+        print("\n".join(names))
+        return 0
+    for n in a.only or []:
+        if n not in names:
+            ap.error("unknown model '%s'" % n)
     os.makedirs(a.out, exist_ok=True)
-    torch.manual_seed(0)
     manifest_path = os.path.join(a.out, "corpus.json")
-    manifest = {}
-    if os.path.exists(manifest_path):
-        manifest = json.load(open(manifest_path))
-    for name in a.only or list(MODELS):
-        build, arch = MODELS[name]
-        model, args, names, outs, axes = build()
-        entry = {"inputs": {}, "input_shapes": [], "arch": arch, "forms": {}, "missing": {},
-                 "torch": torch.__version__}
-        import inspect
-        forward_args = list(inspect.signature(model.forward).parameters)
-        entry["pt_input_shapes"] = []
-        for n, pt_name, x in zip(names, forward_args, args):
-            shape = "x".join(str(d) for d in x.shape)
-            entry["inputs"][n] = shape
-            entry["input_shapes"].append("%s=%s" % (n, shape))
-            entry["pt_input_shapes"].append("%s=%s" % (pt_name, shape))
-        forms = [("onnx", lambda p: export_onnx(model, args, names, outs, axes, p, False)),
-                 ("pt", lambda p: export_pt(model, args, p))]
-        if name == "swin_t":
-            forms.append(("static.onnx",
-                          lambda p: export_onnx(model, args, names, outs, axes, p, False, True)))
-        if not a.no_dynamo:
-            forms.append(("dynamo.onnx",
-                          lambda p: export_onnx(model, args, names, outs, axes, p, True)))
-        for form, fn in forms:
-            path = os.path.join(a.out, "%s.%s" % (name, form))
-            try:
-                fn(path)
-                entry["forms"][form] = os.path.basename(path)
-                print("%-20s %-12s %9d bytes" % (name, form, os.path.getsize(path)), flush=True)
-            except Exception as e:  # recorded, never dropped silently
-                if os.path.exists(path):
-                    os.remove(path)
-                why = "%s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else "")
-                entry["missing"][form] = why[:300]
-                print("%-20s %-12s FAILED %s" % (name, form, why[:200]), flush=True)
-                traceback.print_exc(limit=2, file=sys.stderr)
+    for name in a.only or names:
+        torch.manual_seed(0)
+        only_forms = a.forms.split(",") if a.forms else None
+        entry = export_model(name, a.out, not a.no_dynamo, only_forms)
+        manifest = {}
+        if os.path.exists(manifest_path):  # re-read: another process may have added a model
+            with open(manifest_path) as f:
+                manifest = json.load(f)
+        old = manifest.get(name)
+        if only_forms and old:  # keep what this run did not write
+            for key in ("forms", "missing", "seconds", "bytes"):
+                for form, v in old.get(key, {}).items():
+                    if form not in only_forms:
+                        entry[key].setdefault(form, v)
         manifest[name] = entry
-        with open(manifest_path, "w") as f:
+        with open(manifest_path + ".tmp", "w") as f:
             json.dump(manifest, f, indent=1, sort_keys=True)
             f.write("\n")
+        os.replace(manifest_path + ".tmp", manifest_path)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -3,9 +3,11 @@
 # Debian's libtorch-dev (1.13, CPU) serves the TorchScript loader and its tests; the CUDA parts
 # (bench, validate) need the PyTorch wheel's LibTorch on the GPU host (scripts/build_gpu.sh).
 set -euo pipefail
+# xz-utils: the parity corpus (tests/data/parity) and older host runs' files are xz-compressed.
 pkgs=(build-essential cmake pkg-config libonnx-dev libprotobuf-dev protobuf-compiler libceres-dev
       libcli11-dev nlohmann-json3-dev libeigen3-dev libgtest-dev libgmock-dev libbenchmark-dev
-      gnuplot-nox libonnx-testdata python3 libtorch-dev pybind11-dev python3-dev clang-14 libclang-rt-14-dev)
+      gnuplot-nox libonnx-testdata python3 libtorch-dev pybind11-dev python3-dev clang-14 libclang-rt-14-dev
+      xz-utils)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -26,14 +26,16 @@ inline std::string SlurpFile(const std::string& path) {
   return s.str();
 }
 
-inline CliRun RunFtaxCli(const std::string& args) {
+// Runs `binary args` from the source directory; stdin is /dev/null unless args redirect it.
+inline CliRun RunCli(const std::string& binary, const std::string& args) {
   char out_name[] = "/tmp/ftax-cli-out-XXXXXX";
   char err_name[] = "/tmp/ftax-cli-err-XXXXXX";
   const int out_fd = mkstemp(out_name), err_fd = mkstemp(err_name);
   if (out_fd >= 0) close(out_fd);
   if (err_fd >= 0) close(err_fd);
-  const std::string cmd = std::string("cd '") + FTAX_SOURCE_DIR + "' && '" + FTAX_BINARY + "' " + args +
-                          " >" + out_name + " 2>" + err_name;
+  const std::string cmd = std::string("cd '") + FTAX_SOURCE_DIR + "' && '" + binary + "' " + args + " >" +
+                          out_name + " 2>" + err_name +
+                          (args.find('<') == std::string::npos ? " </dev/null" : "");
   const int status = std::system(cmd.c_str());
   CliRun r;
   r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -43,5 +45,8 @@ inline CliRun RunFtaxCli(const std::string& args) {
   std::remove(err_name);
   return r;
 }
+
+// Runs the built ftax binary (FTAX_BINARY).
+inline CliRun RunFtaxCli(const std::string& args) { return RunCli(FTAX_BINARY, args); }
 
 }  // namespace ftax::testing

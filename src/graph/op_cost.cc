@@ -624,7 +624,7 @@ void RegisterAten(CostRegistry& r) {
       PerOutputElement(kLayerNormFlops));
   reg({"batch_norm", "_native_batch_norm_legit_no_training", "native_batch_norm"},
       PerOutputElement(kBatchNormFlops));
-  reg({"sum", "mean", "amax", "amin", "max", "min", "prod", "norm", "var", "std"},
+  reg({"sum", "mean", "amax", "amin", "max", "min", "prod", "norm", "linalg_vector_norm", "var", "std"},
       [](const Graph& g, const Op& op) -> Expected<OpCost> {
         Ctx x{g, op};
         OpCost c;

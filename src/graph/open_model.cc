@@ -122,6 +122,7 @@ Expected<Graph> OnnxAtBatch(const Graph& base, const DimBindings& user, const st
   Graph g = base;
   DimBindings d = user;
   std::vector<InputShapeFlag> s = shapes;
+  int64_t fixed_batch = -1;  // the batch a file without a symbolic batch dim was exported at
   if (HasSymbol(base, batch_dim)) {
     d[batch_dim] = b;
   } else {
@@ -134,7 +135,10 @@ Expected<Graph> OnnxAtBatch(const Graph& base, const DimBindings& user, const st
           if (!f.dims.empty()) f.dims[0] = b;
           given = true;
         }
-      if (!given && t.has_shape && !t.shape.empty()) t.shape[0] = Dim::Known(b);
+      if (!given && t.has_shape && !t.shape.empty()) {
+        if (t.shape[0].known() && t.shape[0].value != b) fixed_batch = t.shape[0].value;
+        t.shape[0] = Dim::Known(b);
+      }
     }
   }
   Status st = PrepareGraph(&g, d, s, strict);
@@ -148,6 +152,21 @@ Expected<Graph> OnnxAtBatch(const Graph& base, const DimBindings& user, const st
     for (const auto& n : unbound) names += (names.empty() ? "" : ", ") + n;
     return InvalidInput("unbound symbolic dims: " + names + " (bind them with --dim NAME=VALUE)");
   }
+  // A file exported at a fixed batch whose shape arithmetic (constant Reshape targets, Pads)
+  // does not follow another batch: say so rather than fail later on a tensor's name.
+  if (fixed_batch > 0)
+    for (const Op& op : g.ops)
+      for (const std::string& o : op.outputs) {
+        const TensorInfo* t = g.Find(o);
+        if (!t || !t->has_shape) continue;
+        for (const Dim& dim : t->shape)
+          if (!dim.known())
+            return InvalidInput(base.source + " was exported at batch " + std::to_string(fixed_batch) +
+                                " (no symbolic batch dim on its inputs) and its shape arithmetic does not "
+                                "follow batch " + std::to_string(b) + " (node '" + op.name +
+                                "'): predict it at --batch " + std::to_string(fixed_batch) +
+                                ", or export it with a dynamic batch axis");
+      }
   return g;
 }
 

@@ -166,6 +166,10 @@ Val ShapeRules::ConstantTensor(const at::Tensor& t, const std::string& name_in, 
   if (!t.is_floating_point() && t.numel() <= 64 && t.device().is_cpu()) {
     at::Tensor l = t.to(c10::kLong).contiguous();
     info.int_values = std::vector<int64_t>(l.data_ptr<int64_t>(), l.data_ptr<int64_t>() + l.numel());
+  } else if (name_in == "constant" && t.is_floating_point() && t.numel() <= 64 && t.device().is_cpu()) {
+    // A small float constant of the code (not a weight): positions and offsets in shape math.
+    at::Tensor l = t.to(c10::kDouble).contiguous();
+    info.float_values = std::vector<double>(l.data_ptr<double>(), l.data_ptr<double>() + l.numel());
   }
   return Val::Tensor(name);
 }
@@ -173,7 +177,12 @@ Val ShapeRules::ConstantTensor(const at::Tensor& t, const std::string& name_in, 
 Val ShapeRules::NumToTensor(const Val& s) {
   if (s.kind == Val::kInt) return NewTensor({}, DType::kInt64, std::vector<int64_t>{s.i});
   if (s.kind == Val::kBool) return NewTensor({}, DType::kBool, std::vector<int64_t>{s.b});
-  return NewTensor({}, s.kind == Val::kDouble ? DType::kFloat64 : DType::kInt64);
+  if (s.kind == Val::kDouble) {
+    Val v = NewTensor({}, DType::kFloat64);
+    g_->Tensor(v.tensor).float_values = std::vector<double>{s.d};
+    return v;
+  }
+  return NewTensor({}, DType::kInt64);
 }
 
 namespace {
@@ -276,6 +285,12 @@ Expected<std::optional<Val>> ShapeRules::ScalarOp(const std::string& kind, const
       if (op == "Bool") return R(Val::Bool(v != 0));
       return R(Val::Int(v));
     }
+    if (t->float_values && t->float_values->size() == 1) {
+      double v = (*t->float_values)[0];
+      if (op == "Int") return R(Val::Int(static_cast<int64_t>(v)));
+      if (op == "Bool") return R(Val::Bool(v != 0));
+      return R(Val::Double(v));
+    }
     return Bad(op, "the value of a computed tensor is needed for shapes, and ftax does not know it");
   }
   // Pure scalar arithmetic: every input a number.
@@ -374,6 +389,21 @@ class ShapeRules::RuleCall {
   Val New(const Dims& dims, DType dt, std::optional<std::vector<int64_t>> values = std::nullopt) {
     return rules_->NewTensor(dims, dt, std::move(values));
   }
+  // A new tensor whose values are known (as doubles; kept as int_values for an integer dtype,
+  // float_values for a floating one).
+  Val NewKnown(const Dims& dims, DType dt, std::optional<std::vector<double>> values) {
+    Val v = New(dims, dt);
+    if (values) {
+      TensorInfo* t = &rules_->g_->Tensor(v.tensor);
+      if (IsFloat(dt)) {
+        t->float_values = std::move(values);
+      } else {
+        t->int_values.emplace();
+        for (double x : *values) t->int_values->push_back(static_cast<int64_t>(x));
+      }
+    }
+    return v;
+  }
   // One output tensor.
   Outputs One(const Dims& dims, DType dt) { return std::vector<Val>{New(dims, dt)}; }
   // Two output tensors: values and their int64 indices (max along a dim, topk, sort, ...).
@@ -390,7 +420,19 @@ class ShapeRules::RuleCall {
 
 namespace {
 
+// The most elements of an integer tensor whose values the rules keep (arange, cat, slice):
+// enough for positions along a sequence, small beside a graph.
+constexpr size_t kMaxKnownValues = 4096;
+
 using RuleCall = ShapeRules::RuleCall;
+
+// A tensor's known values as doubles (integer constants and shape arithmetic, positions from
+// arange, small float constants), or nullopt.
+std::optional<std::vector<double>> Values(const TensorInfo& t) {
+  if (t.int_values) return std::vector<double>(t.int_values->begin(), t.int_values->end());
+  if (t.float_values) return t.float_values;
+  return std::nullopt;
+}
 
 Dims DimsOf(const TensorInfo& t) {
   Dims d;
@@ -405,6 +447,20 @@ Status NoRule(const std::string& op) { return Unsupported("aten::" + op + ": no 
 // Same shape and dtype as self: activations, unary math, norms, dropout, in-place updates.
 Outputs SameShape(RuleCall& c, const TensorInfo& self) { return c.One(DimsOf(self), self.dtype); }
 
+// neg, abs: same shape; the known values of a tensor (traced size() math, Funnel's
+// arange bounds computed as -seq_len * 2) are carried through.
+Outputs SignOp(RuleCall& c, const TensorInfo& self) {
+  std::optional<std::vector<double>> vals = Values(self);
+  if (vals)
+    for (double& v : *vals) v = c.op == "abs" ? std::fabs(v) : -v;
+  return std::vector<Val>{c.NewKnown(DimsOf(self), self.dtype, vals)};
+}
+
+// detach, clone, contiguous, alias: the same tensor, values and all.
+Outputs Passthrough(RuleCall& c, const TensorInfo& self) {
+  return std::vector<Val>{c.NewKnown(DimsOf(self), self.dtype, Values(self))};
+}
+
 // Same shape; `dtype=` may change the element type (softmax family).
 Outputs SameShapeDtypeArg(RuleCall& c, const TensorInfo& self) {
   return c.One(DimsOf(self), c.DtypeArg(self.dtype));
@@ -415,16 +471,18 @@ Outputs Cumulative(RuleCall& c, const TensorInfo& self) {
   return c.One(DimsOf(self), c.DtypeArg(IsFloat(self.dtype) ? self.dtype : DType::kInt64));
 }
 
-// Integer shape arithmetic on 0-d tensors (traced size() math) keeps its value.
-std::optional<std::vector<int64_t>> FoldIntegers(const std::string& op, int64_t a, int64_t b) {
-  using V = std::vector<int64_t>;
+// Arithmetic on 0-d tensors whose values are known (traced size() math, positions) keeps its
+// value.
+std::optional<std::vector<double>> Fold(const std::string& op, double a, double b, bool floating) {
+  using V = std::vector<double>;
   std::optional<V> vals;
   if (op == "add") vals = V{a + b};
   if (op == "sub") vals = V{a - b};
   if (op == "rsub") vals = V{b - a};
   if (op == "mul") vals = V{a * b};
-  if ((op == "floor_divide" || op == "div") && b != 0) vals = V{a / b};
-  if (op == "remainder" && b != 0) vals = V{a % b};
+  if (op == "div" && b != 0) vals = V{floating ? a / b : std::trunc(a / b)};
+  if (op == "floor_divide" && b != 0) vals = V{std::floor(a / b)};
+  if (op == "remainder" && b != 0) vals = V{a - b * std::floor(a / b)};
   return vals;
 }
 
@@ -433,7 +491,7 @@ Outputs Broadcasting(RuleCall& c, bool to_bool) {
   Dims shape;
   DType dt = DType::kUnknown;
   bool have_tensor = false, any_float_tensor = false, double_scalar = false;
-  std::vector<int64_t> a_vals, b_vals;
+  std::vector<double> a_vals, b_vals;
   int k = 0;
   for (const auto& [name, v] : c.call.args) {
     if (name == "alpha" || name == "rounding_mode" || name == "out") continue;
@@ -455,11 +513,13 @@ Outputs Broadcasting(RuleCall& c, bool to_bool) {
       }
       any_float_tensor |= IsFloat(t->dtype);
       have_tensor = true;
-      if (k < 2 && t->int_values) (k == 0 ? a_vals : b_vals) = *t->int_values;
+      if (k < 2)
+        if (std::optional<std::vector<double>> known = Values(*t)) (k == 0 ? a_vals : b_vals) = *known;
     } else if (v.kind == Val::kDouble) {
       double_scalar = true;
+      if (k < 2) (k == 0 ? a_vals : b_vals) = {v.d};
     } else if (v.kind == Val::kInt && k < 2) {
-      (k == 0 ? a_vals : b_vals) = {v.i};
+      (k == 0 ? a_vals : b_vals) = {double(v.i)};
     }
     ++k;
   }
@@ -467,10 +527,10 @@ Outputs Broadcasting(RuleCall& c, bool to_bool) {
   if (double_scalar && !any_float_tensor) dt = DType::kFloat32;
   if (c.op == "div" && !IsFloat(dt) && !c.Has("rounding_mode")) dt = DType::kFloat32;
   if (to_bool) dt = DType::kBool;
-  std::optional<std::vector<int64_t>> vals;
-  if (a_vals.size() == 1 && b_vals.size() == 1 && shape.empty() && !IsFloat(dt))
-    vals = FoldIntegers(c.op, a_vals[0], b_vals[0]);
-  return std::vector<Val>{c.New(shape, dt, vals)};
+  std::optional<std::vector<double>> vals;
+  if (a_vals.size() == 1 && b_vals.size() == 1 && shape.empty() && !to_bool)
+    vals = Fold(c.op, a_vals[0], b_vals[0], IsFloat(dt));
+  return std::vector<Val>{c.NewKnown(shape, dt, vals)};
 }
 
 // add, mul, pow, ...: broadcast, promoted.
@@ -518,7 +578,11 @@ Outputs Where(RuleCall& c) {
 Outputs To(RuleCall& c, const TensorInfo& self) {
   DType dt = self.dtype;
   if (const TensorInfo* other = c.Tensor("other")) dt = other->dtype;
-  return c.One(DimsOf(self), c.DtypeArg(dt));
+  dt = c.DtypeArg(dt);
+  std::optional<std::vector<double>> vals = Values(self);
+  if (vals && !IsFloat(dt))
+    for (double& v : *vals) v = std::trunc(v);
+  return std::vector<Val>{c.NewKnown(DimsOf(self), dt, vals)};
 }
 
 // ---- Matmul and linear ---------------------------------------------------------------------
@@ -953,7 +1017,12 @@ Outputs Slice(RuleCall& c, const TensorInfo& self) {
   start = std::clamp<int64_t>(start, 0, len);
   end = std::clamp<int64_t>(end, start, len);
   x[d.value()] = (end - start + step - 1) / step;
-  return c.One(x, self.dtype);
+  std::optional<std::vector<double>> vals, in = Values(self);
+  if (in && x.size() == 1 && static_cast<int64_t>(in->size()) == len) {
+    vals.emplace();
+    for (int64_t i = start; i < end; i += step) vals->push_back((*in)[static_cast<size_t>(i)]);
+  }
+  return std::vector<Val>{c.NewKnown(x, self.dtype, vals)};
 }
 
 Outputs Narrow(RuleCall& c, const TensorInfo& self) {
@@ -968,8 +1037,17 @@ Outputs Select(RuleCall& c, const TensorInfo& self) {
   Dims x = DimsOf(self);
   Expected<size_t> d = c.DimArg("dim", 0, x.size());
   if (!d.ok()) return d.status();
+  // Of a 1-D tensor whose values are known (positions from arange, traced size math),
+  // the element's value is known too.
+  std::optional<std::vector<double>> vals, in = Values(self);
+  if (in && x.size() == 1 && static_cast<int64_t>(in->size()) == x[0]) {
+    int64_t i = c.Int("index", 0);
+    if (i < 0) i += x[0];
+    if (i < 0 || i >= x[0]) return c.Bad("index " + std::to_string(c.Int("index", 0)) + " out of range");
+    vals = std::vector<double>{(*in)[static_cast<size_t>(i)]};
+  }
   x.erase(x.begin() + static_cast<long>(d.value()));
-  return c.One(x, self.dtype);
+  return std::vector<Val>{c.NewKnown(x, self.dtype, vals)};
 }
 
 // index(self, indices): advanced indexing with integer tensors (None keeps a dim). Adjacent
@@ -1120,7 +1198,21 @@ Outputs Join(RuleCall& c, bool stack) {
     }
   }
   if (first) return c.Bad("no non-empty operand");
-  return c.One(out, dt);
+  // Joining 1-D (cat) or 0-d (stack) tensors whose values are all known.
+  std::optional<std::vector<double>> vals;
+  if (out.size() == 1) {
+    vals.emplace();
+    for (const Val& v : tv->items) {
+      std::optional<std::vector<double>> part = Values(*c.T(v));
+      if (!part || vals->size() + part->size() > kMaxKnownValues) {
+        vals.reset();
+        break;
+      }
+      vals->insert(vals->end(), part->begin(), part->end());
+    }
+    if (vals && static_cast<int64_t>(vals->size()) != out[0]) vals.reset();
+  }
+  return std::vector<Val>{c.NewKnown(out, dt, vals)};
 }
 
 Outputs Cat(RuleCall& c) { return Join(c, false); }
@@ -1157,7 +1249,15 @@ Outputs Arange(RuleCall& c) {
   if (!c.Arg("end")) return c.Bad("end not known");
   if (step == 0) return c.Bad("step is 0");
   int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((end - start) / step)));
-  return c.One({n}, c.DtypeArg(dbl ? DType::kFloat32 : DType::kInt64));
+  const DType dt = c.DtypeArg(dbl ? DType::kFloat32 : DType::kInt64);
+  // Positions are kept as values (up to kMaxKnownValues) for the shape math that selects and
+  // slices them (Funnel's relative positions).
+  std::optional<std::vector<double>> vals;
+  if (n <= static_cast<int64_t>(kMaxKnownValues)) {
+    vals.emplace();
+    for (int64_t i = 0; i < n; ++i) vals->push_back(IsFloat(dt) ? start + double(i) * step : std::trunc(start + double(i) * step));
+  }
+  return std::vector<Val>{c.NewKnown({n}, dt, vals)};
 }
 
 // A factory of `size`, of `dtype=` or else `fallback`.
@@ -1222,9 +1322,8 @@ const RuleTable& Rules() {
     t.Add(SameShape, {"relu", "relu_", "relu6", "gelu", "gelu_", "silu", "silu_", "tanh", "tanh_", "sigmoid",
                       "sigmoid_", "hardtanh", "hardtanh_", "hardswish", "hardswish_", "hardsigmoid",
                       "hardsigmoid_", "mish", "elu", "selu", "celu", "softplus", "leaky_relu", "leaky_relu_",
-                      "dropout", "dropout_", "feature_dropout", "alpha_dropout", "contiguous", "clone",
-                      "detach", "alias", "lift_fresh", "layer_norm", "batch_norm", "group_norm",
-                      "instance_norm", "rms_norm", "neg", "exp", "log", "sqrt", "rsqrt", "erf", "abs",
+                      "dropout", "dropout_", "feature_dropout", "alpha_dropout", "layer_norm", "batch_norm", "group_norm",
+                      "instance_norm", "rms_norm", "exp", "log", "sqrt", "rsqrt", "erf",
                       "sin", "cos", "reciprocal", "sign", "floor", "ceil", "round", "clamp", "clamp_",
                       "clamp_min", "clamp_max", "masked_fill", "masked_fill_", "fill_", "zero_", "tril",
                       "triu", "roll", "flip", "copy_", "add_", "sub_", "mul_", "div_", "bitwise_not",
@@ -1232,6 +1331,8 @@ const RuleTable& Rules() {
                       "erfinv", "log2", "log10", "sinh", "cosh", "asin", "acos", "atan", "threshold",
                       "glu_", "clamp_max_", "clamp_min_", "hardshrink", "softshrink", "tanhshrink",
                       "sigmoid_backward", "bernoulli", "normal_", "uniform_", "_weight_norm"});
+    t.Add(SignOp, {"neg", "abs"});
+    t.Add(Passthrough, {"contiguous", "clone", "detach", "alias", "lift_fresh"});
     t.Add(SameShapeDtypeArg, {"softmax", "log_softmax", "_softmax", "_log_softmax"});
     t.Add(Cumulative, {"cumsum", "cumprod"});
     t.Add(Arithmetic, {"add", "sub", "mul", "div", "rsub", "pow", "maximum", "minimum", "floor_divide",
@@ -1262,6 +1363,7 @@ const RuleTable& Rules() {
     t.Add(Pad, {"constant_pad_nd", "pad"});
     // Reductions.
     t.Add(Reduce, {"amax", "amin", "std", "var", "norm", "logsumexp"});
+    t.Add(Mean, {"linalg_vector_norm"});  // (self, ord, dim, keepdim, dtype=)
     t.Add(Mean, {"mean"});
     t.Add(Sum, {"sum"});
     t.Add(Prod, {"prod"});

@@ -100,6 +100,13 @@ class PointerSet {
 
 class Walker {
  public:
+  // An exported attention: its operands and whether a mask was added to the scores.
+  struct OnnxAttention {
+    std::string q, k, v;  // q [.., Sq, d], k transposed [.., d, Sk], v [.., Sk, dv]
+    std::string scores;   // [.., Sq, Sk]
+    bool masked = false;
+  };
+
   Walker(const Graph& g, const LoweringOptions& o) : g_(g), opt_(o) {}
 
   Expected<WorkList> Run() {
@@ -108,11 +115,24 @@ class Walker {
     // Producers are needed only to fold ONNX bias Adds into MatMuls.
     if (any_onnx)
       for (const Op& op : g_.ops) producer_[op.outputs.empty() ? "" : op.outputs[0]] = &op;
-    if (!producer_.empty()) FindOnnxGelus();
+    if (!producer_.empty()) {
+      FindOnnxGelus();
+      FindOnnxAttentions();
+    }
     work_.dispatches.reserve(g_.ops.size());
     work_.kernels.reserve(g_.ops.size());
     const bool any_gelu = !gelu_member_.empty() || !gelu_input_.empty();
+    const bool any_attention = !attention_.empty();
     for (size_t i = 0; i < g_.ops.size(); ++i) {
+      if (any_attention) {
+        if (attention_member_.count(int(i))) continue;  // folded into its attention's last MatMul
+        auto a = attention_.find(int(i));
+        if (a != attention_.end()) {
+          Status s = LowerOnnxAttention(int(i), g_.ops[i], a->second);
+          if (!s.ok()) return s;
+          continue;
+        }
+      }
       if (any_gelu) {
         if (gelu_member_.count(int(i))) continue;  // folded into its GELU's last op
         auto gelu = gelu_input_.find(int(i));
@@ -134,6 +154,11 @@ class Walker {
           "(BatchNorm folded, GELU decomposed, shape arithmetic made explicit), so dispatch "
           "counts are approximate; a TorchScript trace or an --arch spec with --flavor torch "
           "is closer to what PyTorch runs");
+    if (!attention_.empty())
+      work_.notes.push_back(std::to_string(attention_.size()) +
+                            " exported scaled-dot-product attentions (MatMul, Softmax, MatMul with the "
+                            "scales, mask and NaN guard the exporter writes) priced as one fused "
+                            "attention kernel each, as PyTorch runs F.scaled_dot_product_attention");
     if (fused_gelus_ > 0)
       work_.notes.push_back(std::to_string(fused_gelus_) + " exported GELUs (Div, Erf, Add, Mul, Mul) "
                             "priced as one GELU kernel each, as PyTorch runs F.gelu");
@@ -315,6 +340,152 @@ class Walker {
         if (m >= 0 && m != last) gelu_member_.insert(m);
       gelu_input_[last] = &scale.inputs[0];
     }
+  }
+
+  // Both ONNX exporters write F.scaled_dot_product_attention (and nn.MultiheadAttention, which
+  // calls it) as MatMul(q * sqrt(scale), k^T * sqrt(scale)), an Add of the mask, Softmax, a
+  // guard that zeroes NaN rows (IsNaN, Where) and MatMul with v; q, k and v reach it through
+  // Reshape/Transpose. PyTorch runs one fused attention kernel on strided views, so the pattern
+  // is priced as that kernel at the last MatMul and its other ops (the layout ops that feed
+  // only it included) cost nothing. Attention written out by hand (one scale on the scores, no
+  // NaN guard) is left op by op, as PyTorch runs it too.
+  void FindOnnxAttentions() {
+    std::unordered_map<std::string, std::vector<int>> readers;
+    for (size_t i = 0; i < g_.ops.size(); ++i)
+      for (const std::string& in : g_.ops[i].inputs)
+        if (!in.empty()) readers[in].push_back(int(i));
+    std::unordered_map<const Op*, int> index;
+    for (size_t i = 0; i < g_.ops.size(); ++i) index[&g_.ops[i]] = int(i);
+    auto is_output = [&](const std::string& t) {
+      return std::find(g_.outputs.begin(), g_.outputs.end(), t) != g_.outputs.end();
+    };
+    auto only_reader = [&](const std::string& t) -> int {
+      auto it = readers.find(t);
+      return it == readers.end() || it->second.size() != 1 || is_output(t) ? -1 : it->second[0];
+    };
+    auto producer = [&](const std::string& t) -> int {
+      auto p = producer_.find(t);
+      return p == producer_.end() ? -1 : index[p->second];
+    };
+    auto is_const = [&](const std::string& name) {
+      const TensorInfo* t = Find(name);
+      if (t && (t->is_initializer || t->float_values || t->int_values)) return true;
+      auto p = producer_.find(name);
+      return p != producer_.end() && (p->second->type == "Constant" || IsShapeArithmetic(*p->second) ||
+                                      p->second->type == "Sqrt" || p->second->type == "Cast");
+    };
+    auto type_is = [&](int i, const char* t) { return i >= 0 && g_.ops[size_t(i)].type == t && g_.ops[size_t(i)].domain.empty(); };
+    // The layout ops (Reshape, Transpose) that feed `tensor` and nothing else: free with it.
+    auto layout_chain = [&](std::string tensor, int reader, std::vector<int>* members) {
+      for (int hops = 0; hops < 4; ++hops) {
+        const int p = producer(tensor);
+        if (!(type_is(p, "Transpose") || type_is(p, "Reshape")) || only_reader(tensor) != reader) return;
+        members->push_back(p);
+        reader = p;
+        tensor = g_.ops[size_t(p)].inputs[0];
+      }
+    };
+    for (size_t i = 0; i < g_.ops.size(); ++i) {
+      const Op& sm = g_.ops[i];
+      if (sm.type != "Softmax" || !sm.domain.empty() || sm.inputs.empty() || sm.outputs.size() != 1) continue;
+      std::vector<int> members = {int(i)};
+      OnnxAttention a;
+      // Back: [Add mask] <- MatMul(Mul(q, s), Mul(kT, s)).
+      int m1 = producer(sm.inputs[0]);
+      if (type_is(m1, "Add") && only_reader(sm.inputs[0]) == int(i)) {
+        const Op& add = g_.ops[size_t(m1)];
+        if (add.inputs.size() != 2) continue;
+        const int l = producer(add.inputs[0]), r = producer(add.inputs[1]);
+        const int scores_side = type_is(l, "MatMul") ? 0 : type_is(r, "MatMul") ? 1 : -1;
+        if (scores_side < 0 || only_reader(add.inputs[size_t(scores_side)]) != m1) continue;
+        members.push_back(m1);
+        a.masked = true;
+        m1 = scores_side == 0 ? l : r;
+      } else if (only_reader(sm.inputs[0]) != int(i)) {
+        continue;
+      }
+      if (!type_is(m1, "MatMul")) continue;
+      const Op& mm1 = g_.ops[size_t(m1)];
+      if (mm1.inputs.size() != 2) continue;
+      members.push_back(m1);
+      a.scores = mm1.outputs[0];
+      // Both operands scaled (the exporters' sqrt(scale) on q and on k^T): the SDPA signature.
+      bool both_scaled = true;
+      std::string operand[2];
+      for (int side = 0; side < 2; ++side) {
+        const std::string& in = mm1.inputs[size_t(side)];
+        const int mul = producer(in);
+        if (!type_is(mul, "Mul") || only_reader(in) != m1) {
+          both_scaled = false;
+          break;
+        }
+        const Op& mo = g_.ops[size_t(mul)];
+        if (mo.inputs.size() != 2 || !(is_const(mo.inputs[0]) || is_const(mo.inputs[1]))) {
+          both_scaled = false;
+          break;
+        }
+        members.push_back(mul);
+        const std::string& x = is_const(mo.inputs[1]) ? mo.inputs[0] : mo.inputs[1];
+        layout_chain(x, mul, &members);
+        operand[side] = x;
+      }
+      if (!both_scaled) continue;
+      a.q = operand[0];
+      a.k = operand[1];
+      // Forward: [IsNaN, Where(isnan, 0, p)] -> MatMul(p, v).
+      std::string p = sm.outputs[0];
+      auto rd = readers.find(p);
+      if (rd == readers.end() || is_output(p)) continue;
+      if (rd->second.size() == 2) {
+        int isnan = -1, where = -1;
+        for (int r : rd->second) {
+          if (type_is(r, "IsNaN")) isnan = r;
+          if (type_is(r, "Where")) where = r;
+        }
+        if (isnan < 0 || where < 0 || only_reader(g_.ops[size_t(isnan)].outputs[0]) != where) continue;
+        members.push_back(isnan);
+        members.push_back(where);
+        p = g_.ops[size_t(where)].outputs[0];
+      }
+      const int m2 = only_reader(p);
+      if (!type_is(m2, "MatMul") || g_.ops[size_t(m2)].inputs.size() != 2 || g_.ops[size_t(m2)].inputs[0] != p) continue;
+      a.v = g_.ops[size_t(m2)].inputs[1];
+      layout_chain(a.v, m2, &members);
+      for (int m : members) attention_member_.insert(m);
+      attention_[m2] = a;
+    }
+  }
+
+  Status LowerOnnxAttention(int index, const Op& op, const OnnxAttention& a) {
+    const Shape* s = ShapeOf(a.scores);
+    const Shape* q = ShapeOf(a.q);
+    const Shape* v = ShapeOf(a.v);
+    if (!s || s->size() < 2) return Missing(op, a.scores);
+    if (!q || q->empty()) return Missing(op, a.q);
+    if (!v || v->empty()) return Missing(op, a.v);
+    double bh = 1;
+    for (size_t i = 0; i + 2 < s->size(); ++i) bh *= double((*s)[i].value);
+    const double sq = double((*s)[s->size() - 2].value), sk = double(s->back().value);
+    const double d = double(q->back().value), dv = double(v->back().value);
+    const int first = int(work_.kernels.size());
+    KernelWork k;
+    k.op_index = index;
+    k.dtype = opt_.precision;
+    // Eager code drops an all-ones mask before the kernel (see kAttention); an exported mask
+    // is priced as the masked kernel under the traced and captured frameworks.
+    const bool eager_fw = RunsEagerCode() || IsTorchCompile(opt_.framework);
+    k.cls = a.masked && !eager_fw ? KernelClass::kAttentionMasked : KernelClass::kAttention;
+    k.flops = 2.0 * bh * sq * sk * (d + dv);
+    k.m = int64_t(sq);
+    k.n = 1;
+    k.k = int64_t(sk * d / 64.0 + 0.5);
+    k.batch = int64_t(bh);
+    const double size = DTypeSize(opt_.precision);
+    k.bytes = bh * (sq * d + sk * d + sk * dv + sq * dv) * size;
+    work_.kernels.push_back(k);
+    Dispatch(DispatchClass::kLibrary, index, first);
+    for (const auto& o : op.outputs) AddToSet(attention_out_, o);
+    return Status::Ok();
   }
 
   Status LowerGelu(int index, const Op& op, const std::string& x) {
@@ -947,6 +1118,8 @@ class Walker {
   TensorSet attention_out_;
   std::map<std::string, int> unknown_;
   std::map<std::string, int> generic_;
+  std::unordered_map<int, OnnxAttention> attention_;  // last MatMul -> the attention it ends
+  std::unordered_set<int> attention_member_;          // ops folded into an attention
   std::unordered_set<int> gelu_member_;                         // ops folded into a GELU
   std::unordered_map<int, const std::string*> gelu_input_;      // last op of a GELU -> its x
   int fused_gelus_ = 0;

@@ -224,7 +224,7 @@ const std::vector<Group>& Groups() {
        {"native_group_norm", "instance_norm", "rms_norm", "native_batch_norm",
         "_native_batch_norm_legit_no_training"}},
       {"aten", kKer(KR::kReduction),
-       {"_softmax", "_log_softmax", "amin", "min", "prod", "norm", "var", "std", "argmax",
+       {"_softmax", "_log_softmax", "amin", "min", "prod", "norm", "linalg_vector_norm", "var", "std", "argmax",
         "argmin", "topk", "max_pool1d", "max_pool3d", "avg_pool1d", "avg_pool3d",
         "adaptive_avg_pool1d", "adaptive_avg_pool3d", "cumsum", "cumprod", "logsumexp",
         "any", "all"}},

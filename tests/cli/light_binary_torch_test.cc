@@ -30,6 +30,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::ftax::testing::CliRun;
+using ::ftax::testing::RunCli;
 using ::ftax::testing::SlurpFile;
 
 const std::string kCnn = "tests/data/torchscript/tiny_cnn.v113.pt";
@@ -74,24 +75,6 @@ bool NeedsAny(const std::vector<std::string>& needed, const std::vector<std::str
 }
 
 // Runs `binary args` from the source directory.
-CliRun RunBinary(const std::string& binary, const std::string& args) {
-  char out_name[] = "/tmp/ftax-light-out-XXXXXX";
-  char err_name[] = "/tmp/ftax-light-err-XXXXXX";
-  const int out_fd = mkstemp(out_name), err_fd = mkstemp(err_name);
-  if (out_fd >= 0) close(out_fd);
-  if (err_fd >= 0) close(err_fd);
-  const std::string cmd = std::string("cd '") + FTAX_SOURCE_DIR + "' && '" + binary + "' " + args + " >" +
-                          out_name + " 2>" + err_name + " </dev/null";
-  const int status = std::system(cmd.c_str());
-  CliRun r;
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = SlurpFile(out_name);
-  r.err = SlurpFile(err_name);
-  std::remove(out_name);
-  std::remove(err_name);
-  return r;
-}
-
 // A temporary folder, removed with everything in it.
 struct TempDir {
   fs::path path;
@@ -115,21 +98,21 @@ TEST(LightBinary, LinksNoLibTorchCudaOrCupti) {
 }
 
 TEST(LightBinary, HandsTorchScriptPredictionsToTheFullBinary) {
-  CliRun r = RunBinary(FTAX_BINARY, "predict " + kCnn + " --input-shape 1x3x32x32 --profile " + kProfile +
+  CliRun r = RunCli(FTAX_BINARY, "predict " + kCnn + " --input-shape 1x3x32x32 --profile " + kProfile +
                                   " --framework pytorch-eager --batch 1,8 --format json");
   ASSERT_EQ(r.rc, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["predictions"].size(), 2u) << r.out.substr(0, 400);
   // The full binary's output, byte for byte.
-  CliRun full = RunBinary(FTAX_TORCH_BINARY, "predict " + kCnn + " --input-shape 1x3x32x32 --profile " + kProfile +
+  CliRun full = RunCli(FTAX_TORCH_BINARY, "predict " + kCnn + " --input-shape 1x3x32x32 --profile " + kProfile +
                                            " --framework pytorch-eager --batch 1,8 --format json");
   EXPECT_EQ(r.out, full.out);
   // --opt=value spelling and the model after the options; its exit code passes through.
-  r = RunBinary(FTAX_BINARY, "inspect --format=json " + kCnn);
+  r = RunCli(FTAX_BINARY, "inspect --format=json " + kCnn);
   EXPECT_EQ(r.rc, 2) << r.err;
   EXPECT_NE(r.err.find("--input-shape"), std::string::npos) << r.err;
   // compare: any of several models.
-  r = RunBinary(FTAX_BINARY, "compare arch:resnet:blocks=1 " + kCnn + " --profile " + kProfile + " --batch 1 --dim batch=1");
+  r = RunCli(FTAX_BINARY, "compare arch:resnet:blocks=1 " + kCnn + " --profile " + kProfile + " --batch 1 --dim batch=1");
   EXPECT_NE(r.rc, 3) << r.err;
   EXPECT_EQ(r.err.find("without LibTorch"), std::string::npos) << r.err;
 }
@@ -140,16 +123,16 @@ TEST(LightBinary, MissingFullBinaryIsAClearError) {
   const fs::path light = t.path / "bin" / "ftax";
   fs::copy_file(FTAX_BINARY, light);
   // What needs no LibTorch runs without the full binary.
-  EXPECT_EQ(RunBinary(light.string(), "--version").rc, 0);
-  CliRun r = RunBinary(light.string(), "predict --arch bert --profile " + kProfile + " --batch 1");
+  EXPECT_EQ(RunCli(light.string(), "--version").rc, 0);
+  CliRun r = RunCli(light.string(), "predict --arch bert --profile " + kProfile + " --batch 1");
   EXPECT_EQ(r.rc, 0) << r.err;
-  r = RunBinary(light.string(), "inspect tests/data/onnx/tiny_cnn.onnx --dim N=1");
+  r = RunCli(light.string(), "inspect tests/data/onnx/tiny_cnn.onnx --dim N=1");
   EXPECT_EQ(r.rc, 0) << r.err;
   // What does is exit code 2, naming the places looked at.
   for (const std::string& args : {"predict " + kCnn + " --input-shape 1x3x32x32 --profile " + kProfile,
                                    std::string("bench -o /dev/null --quick"),
                                    "validate --measured nothing.json --profile " + kProfile}) {
-    r = RunBinary(light.string(), args);
+    r = RunCli(light.string(), args);
     EXPECT_EQ(r.rc, 2) << args << "\n" << r.err;
     EXPECT_NE(r.err.find("needs LibTorch"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find((t.path / "bin" / "libexec" / "ftax" / "ftax-torch").string()), std::string::npos) << r.err;
@@ -160,7 +143,7 @@ TEST(LightBinary, MissingFullBinaryIsAClearError) {
   // Installed layout: PREFIX/bin/ftax hands off to PREFIX/libexec/ftax/ftax-torch.
   fs::create_directories(t.path / "libexec" / "ftax");
   fs::create_symlink(FTAX_TORCH_BINARY, t.path / "libexec" / "ftax" / "ftax-torch");
-  r = RunBinary(light.string(), "predict " + kCnn + " --input-shape 1x3x32x32 --profile " + kProfile + " --batch 1 --format json");
+  r = RunCli(light.string(), "predict " + kCnn + " --input-shape 1x3x32x32 --profile " + kProfile + " --batch 1 --format json");
   EXPECT_EQ(r.rc, 0) << r.err;
 }
 

@@ -1,30 +1,32 @@
-// One model, one answer: each model of tests/data/parity (scripts/export_parity_corpus.py) in
-// every form ftax reads (TorchScript trace .pt, ONNX from the TorchScript-based exporter,
-// ONNX from the dynamo exporter, --arch where a family fits) must give the same MACs (0.5%),
-// count and price every op, and predict the same kernels and latency under CUDA graphs (fp16,
-// batch 1 and 32, h200-refined profile) within 5% of the .pt, which is what PyTorch runs.
+// One model, one answer: each model of tests/data/parity (scripts/export_parity_corpus.py: the
+// model zoo and torchvision's classifiers) in every form ftax reads (TorchScript trace .pt,
+// ONNX from the TorchScript-based exporter, ONNX from the dynamo exporter, --arch where a
+// family fits) must give the same MACs (0.5%), count and price every op, and predict the same
+// kernels and latency (fp16, batch 1 and 32, h200-refined profile) within 5% of the .pt, which
+// is what PyTorch runs: kernels and latency under CUDA graphs, latency under Python eager and
+// TorchScript. The files are xz-compressed; each model's are unpacked into a temporary
+// directory. A form the exporters could not write is listed in corpus.json with its reason.
 //
-// Where a form must differ, the reason is named and tested on the files themselves:
-//   kFoldedBatchNorm  both ONNX exporters fold eval-mode BatchNorm into the Conv before it, so
-//                     the ONNX graph has no BatchNormalization while the trace runs batch_norm
-//                     kernels: the ONNX form has fewer kernels and a lower latency.
-//   kSplitAttention   opsets 17/18 have no attention op: the exporters write SDPA (and the
-//                     MultiheadAttention fast path) as MatMul, Softmax, MatMul with the scale,
-//                     mask and layout ops around them, which ftax prices op by op: the ONNX
-//                     form has Softmax where the trace has a fused attention op, and more
-//                     kernels.
-//   kStaticBatch      the dynamo exporter fixed the batch of this model (no symbolic dim on the
-//                     inputs), so its batch-32 prediction is not comparable; batch 1 is. ViT's
-//                     and GPT-2's dynamo files name a batch but keep batch-1 reshape targets:
-//                     open, compared at batch 1 only.
-// Each exception also bounds how far the form may drift, so a change that widens a gap fails.
+// Where a form must differ, the reasons are named (Reason below) with bounds on how far it may
+// drift (the observed gap when the bounds were set, rounded up), so a change that widens a gap
+// fails and one that closes it shows in the output. Two kinds of reason:
+// - the file differs from the trace (the exporter rewrote the network): kFoldedBatchNorm,
+//   kSplitAttention, kStaticBatch; what they claim is checked on the files' op counts;
+// - ftax's lowering prices an ONNX op unlike the ATen op it came from (kConvBias,
+//   kHalfBatchNorm, kNoFusion, kFloatShapeMath, kShapeDispatch): open gaps of the predictor
+//   (src/predictor/lowering.cc), each described where the enum is.
 #include <gtest/gtest.h>
+
+#include <unistd.h>
 
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -37,58 +39,288 @@ using ::ftax::testing::CliRun;
 using ::ftax::testing::RunFtaxCli;
 
 const std::string kDir = std::string(FTAX_SOURCE_DIR) + "/tests/data/parity/";
+const char* kProfile = "validation/h200/2026-11-22b/profile-refined.json";
+const std::vector<std::string> kFrameworks = {"cuda-graph", "pytorch-eager", "torchscript"};
 
-enum Reason { kNone, kFoldedBatchNorm, kSplitAttention };
-
-// Bounds for forms that differ from the .pt for a named reason: |ratio - 1| of latency and
-// of kernels at batch 1 and 32 (the observed gap at the time of writing, rounded up).
-struct Gap {
-  Reason reason;
-  double latency, kernels;
+enum Reason : unsigned {
+  kNone = 0,
+  // Both ONNX exporters fold eval-mode BatchNorm into the Conv before it: the ONNX graph has
+  // fewer BatchNormalization than the trace has batch_norm (half-precision batch_norm is three
+  // kernels in the trace), so the ONNX form has fewer kernels and a lower latency.
+  kFoldedBatchNorm = 1u << 0,
+  // Opsets 17/18 have no attention op: the exporters write SDPA (and nn.MultiheadAttention's
+  // inference fast path) as MatMul, Softmax, MatMul with the scale, mask and layout ops around
+  // them, which ftax prices op by op: more kernels than the trace's fused attention.
+  kSplitAttention = 1u << 1,
+  // Predictor: ATen adds a convolution's bias in its own broadcast kernel after cuDNN's (one
+  // more kernel per biased aten::_convolution), but an ONNX Conv with a bias is lowered as the
+  // convolution alone; every Conv that absorbed a BatchNorm has a bias.
+  kConvBias = 1u << 2,
+  // Predictor: a half-precision aten::batch_norm is three kernels (two over the channel
+  // statistics, then the transform), an ONNX BatchNormalization one (DenseNet's pre-activation
+  // BatchNorms are not folded).
+  kHalfBatchNorm = 1u << 3,
+  // Predictor: the TorchScript fuser (NNC) groups of element-wise ops (add, mul, sigmoid, ...)
+  // are formed among aten ops only; their ONNX equivalents (Add, Mul, Sigmoid, ...) stay one
+  // kernel each (an SE block's sigmoid-mul, a hard-swish): TorchScript and CUDA graphs only.
+  kNoFusion = 1u << 4,
+  // Predictor: the TorchScript-based exporter writes nn.MultiheadAttention's scale
+  // (1/sqrt(head_dim)) as Shape, Gather, Cast, Sqrt, Div on the shape; ftax folds them into
+  // constants, but the lowering takes only integer results for shape arithmetic, so each
+  // Cast/Sqrt/Div on a folded float is priced as a kernel (ViT-B/16: 72).
+  kFloatShapeMath = 1u << 5,
+  // Predictor: Unsqueeze, Squeeze, Slice, Concat and Reshape on folded shape values (Python
+  // integer math in the trace) each count a dispatch: the eager frameworks' latency of an ONNX
+  // form with many such chains is far above the trace's.
+  kShapeDispatch = 1u << 6,
 };
 
-// model/form -> documented gap. Forms not listed must be within 5%.
+struct Gap {
+  unsigned reasons;
+  // |ratio - 1| bounds at batch 1 and 32: CUDA graphs latency and kernels; Python eager and
+  // TorchScript latency.
+  double graph_ms, kernels, eager_ms, script_ms;
+};
+
+// model/form -> documented gap. Forms not listed must be within 5% everywhere. The rows
+// between the markers are written by `scripts/parity_table.py --write-gaps` from a run over the
+// corpus (reasons from the files' op counts, bounds the observed gaps rounded up to 5%).
 const std::map<std::string, Gap>& Gaps() {
   static const std::map<std::string, Gap> gaps = {
-      {"resnet18/onnx", {kFoldedBatchNorm, 0.35, 0.45}},
-      {"resnet50/onnx", {kFoldedBatchNorm, 0.40, 0.50}},
-      {"resnet101/onnx", {kFoldedBatchNorm, 0.40, 0.50}},
-      {"mobilenet_v2/onnx", {kFoldedBatchNorm, 0.55, 0.65}},
-      {"mobilenet_v3_small/onnx", {kFoldedBatchNorm, 0.45, 0.50}},
-      {"efficientnet_b0/onnx", {kFoldedBatchNorm, 0.30, 0.35}},
-      {"regnet_y_400mf/onnx", {kFoldedBatchNorm, 0.40, 0.45}},
-      {"resnet18/dynamo.onnx", {kFoldedBatchNorm, 0.35, 0.45}},
-      {"resnet50/dynamo.onnx", {kFoldedBatchNorm, 0.40, 0.50}},
-      {"resnet101/dynamo.onnx", {kFoldedBatchNorm, 0.40, 0.50}},
-      {"mobilenet_v2/dynamo.onnx", {kFoldedBatchNorm, 0.55, 0.65}},
-      {"mobilenet_v3_small/dynamo.onnx", {kFoldedBatchNorm, 0.45, 0.50}},
-      {"efficientnet_b0/dynamo.onnx", {kFoldedBatchNorm, 0.30, 0.35}},
-      {"regnet_y_400mf/dynamo.onnx", {kFoldedBatchNorm, 0.40, 0.45}},
-      {"vit_b_16/onnx", {kSplitAttention, 1.20, 1.80}},
-      {"vit_b_16/dynamo.onnx", {kSplitAttention, 0.95, 1.40}},
-      {"swin_t/onnx", {kNone, 0.15, 0.15}},
-      {"swin_t/static.onnx", {kNone, 0.15, 0.15}},
-      {"swin_t/dynamo.onnx", {kNone, 0.25, 0.30}},
-      {"bert_base/onnx", {kSplitAttention, 0.60, 0.70}},
-      {"bert_base/dynamo.onnx", {kSplitAttention, 1.00, 0.65}},
-      {"roberta_base/onnx", {kSplitAttention, 0.60, 0.70}},
-      {"roberta_base/dynamo.onnx", {kSplitAttention, 1.00, 0.65}},
-      {"distilbert_base/onnx", {kSplitAttention, 0.60, 0.65}},
-      {"distilbert_base/dynamo.onnx", {kSplitAttention, 1.00, 0.60}},
-      {"gpt2/dynamo.onnx", {kSplitAttention, 0.45, 0.50}},
-      // Not yet explained (Swin's window attention is split in the trace too; ConvNeXt's
-      // permute/LayerNorm/Linear blocks): bounded, open.
-      {"convnext_tiny/onnx", {kNone, 0.20, 0.25}},
-      {"convnext_tiny/dynamo.onnx", {kNone, 0.75, 0.60}},
+      // BEGIN GAPS
+      {"albert-base/dynamo.onnx", {kSplitAttention | kNoFusion | kShapeDispatch, 0.60, 0.25, 0.10, 0.25}},
+      {"albert-base/onnx", {kSplitAttention | kNoFusion | kShapeDispatch, 0.75, 0.60, 0.30, 0.65}},
+      {"alexnet/dynamo.onnx", {kConvBias, 0.10, 0.15, 0.15, 0.15}},
+      {"alexnet/onnx", {kConvBias, 0.10, 0.15, 0.10, 0.15}},
+      {"bart-base-encoder/dynamo.onnx", {kSplitAttention | kShapeDispatch, 0.30, 0.05, 0.10, 0.20}},
+      {"bart-base-encoder/onnx", {kSplitAttention | kShapeDispatch, 0.15, 0.25, 0.35, 0.25}},
+      {"bert-base/dynamo.onnx", {kSplitAttention | kNoFusion, 0.30, 0.05, 0.10, 0.05}},
+      {"bert-base/onnx", {kSplitAttention | kNoFusion | kShapeDispatch, 0.20, 0.25, 0.35, 0.30}},
+      {"bert-deep/dynamo.onnx", {kSplitAttention | kNoFusion | kShapeDispatch, 0.30, 0.10, 0.10, 0.10}},
+      {"bert-deep/onnx", {kSplitAttention | kNoFusion | kShapeDispatch, 0.20, 0.25, 0.40, 0.30}},
+      {"bert-large/dynamo.onnx", {kSplitAttention | kNoFusion | kShapeDispatch, 0.30, 0.10, 0.10, 0.30}},
+      {"bert-large/onnx", {kSplitAttention | kNoFusion | kShapeDispatch, 0.20, 0.25, 0.40, 0.30}},
+      {"bert-narrow/dynamo.onnx", {kSplitAttention | kNoFusion, 0.30, 0.05, 0.10, 0.05}},
+      {"bert-narrow/onnx", {kSplitAttention | kNoFusion | kShapeDispatch, 0.20, 0.25, 0.35, 0.30}},
+      {"bert-wide/dynamo.onnx", {kSplitAttention | kNoFusion | kShapeDispatch, 0.25, 0.05, 0.20, 0.25}},
+      {"bert-wide/onnx", {kSplitAttention | kNoFusion | kShapeDispatch, 0.15, 0.25, 0.35, 0.30}},
+      {"convnext_base/dynamo.onnx", {kConvBias | kShapeDispatch, 0.65, 0.40, 0.40, 0.55}},
+      {"convnext_base/onnx", {kConvBias, 0.15, 0.15, 0.20, 0.20}},
+      {"convnext_large/dynamo.onnx", {kConvBias | kShapeDispatch, 0.60, 0.40, 0.40, 0.60}},
+      {"convnext_large/onnx", {kConvBias, 0.15, 0.15, 0.20, 0.15}},
+      {"convnext_small/dynamo.onnx", {kConvBias | kShapeDispatch, 0.65, 0.40, 0.40, 0.45}},
+      {"convnext_small/onnx", {kConvBias, 0.15, 0.15, 0.20, 0.20}},
+      {"convnext_tiny/dynamo.onnx", {kConvBias | kShapeDispatch, 0.65, 0.35, 0.35, 0.45}},
+      {"convnext_tiny/onnx", {kConvBias, 0.15, 0.10, 0.20, 0.15}},
+      {"deberta-v3-base/dynamo.onnx", {kShapeDispatch, 0.25, 0.35, 0.35, 0.35}},
+      {"deberta-v3-base/onnx", {kShapeDispatch, 0.10, 0.10, 0.15, 0.20}},
+      {"deit_small/dynamo.onnx", {kSplitAttention | kConvBias | kShapeDispatch, 0.50, 0.40, 0.30, 0.45}},
+      {"deit_small/onnx", {kSplitAttention | kConvBias | kFloatShapeMath | kShapeDispatch, 0.55, 0.95, 0.80, 0.95}},
+      {"deit_tiny/dynamo.onnx", {kSplitAttention | kConvBias | kShapeDispatch, 0.50, 0.40, 0.30, 0.45}},
+      {"deit_tiny/onnx", {kSplitAttention | kConvBias | kFloatShapeMath | kShapeDispatch, 0.60, 0.95, 0.80, 0.95}},
+      {"densenet121/dynamo.onnx", {kFoldedBatchNorm | kConvBias | kHalfBatchNorm, 0.30, 0.50, 0.35, 0.40}},
+      {"densenet121/onnx", {kFoldedBatchNorm | kConvBias | kHalfBatchNorm, 0.30, 0.50, 0.30, 0.40}},
+      {"densenet161/dynamo.onnx", {kFoldedBatchNorm | kConvBias | kHalfBatchNorm, 0.30, 0.50, 0.35, 0.40}},
+      {"densenet161/onnx", {kFoldedBatchNorm | kConvBias | kHalfBatchNorm, 0.25, 0.50, 0.30, 0.40}},
+      {"densenet169/dynamo.onnx", {kFoldedBatchNorm | kConvBias | kHalfBatchNorm, 0.30, 0.50, 0.35, 0.40}},
+      {"densenet169/onnx", {kFoldedBatchNorm | kConvBias | kHalfBatchNorm, 0.30, 0.50, 0.30, 0.40}},
+      {"densenet201/dynamo.onnx", {kFoldedBatchNorm | kConvBias | kHalfBatchNorm, 0.30, 0.50, 0.35, 0.40}},
+      {"densenet201/onnx", {kFoldedBatchNorm | kConvBias | kHalfBatchNorm, 0.30, 0.50, 0.30, 0.40}},
+      {"distilbert/arch", {kNone, 0.05, 0.05, 0.10, 0.05}},
+      {"distilbert/dynamo.onnx", {kSplitAttention, 0.30, 0.05, 0.05, 0.05}},
+      {"distilbert/onnx", {kSplitAttention | kShapeDispatch, 0.20, 0.20, 0.35, 0.25}},
+      {"efficientnet_b0/dynamo.onnx", {kFoldedBatchNorm | kConvBias | kNoFusion, 0.30, 0.35, 0.25, 0.25}},
+      {"efficientnet_b0/onnx", {kFoldedBatchNorm | kConvBias | kNoFusion, 0.30, 0.35, 0.20, 0.25}},
+      {"efficientnet_b1/dynamo.onnx", {kFoldedBatchNorm | kConvBias | kNoFusion, 0.30, 0.35, 0.25, 0.25}},
+      {"efficientnet_b1/onnx", {kFoldedBatchNorm | kConvBias | kNoFusion, 0.30, 0.35, 0.20, 0.25}},
+      {"efficientnet_b2/dynamo.onnx", {kFoldedBatchNorm | kConvBias | kNoFusion, 0.30, 0.35, 0.25, 0.25}},
+      {"efficientnet_b2/onnx", {kFoldedBatchNorm | kConvBias | kNoFusion, 0.30, 0.35, 0.20, 0.25}},
+      {"efficientnet_b3/dynamo.onnx", {kFoldedBatchNorm | kConvBias | kNoFusion, 0.30, 0.35, 0.25, 0.25}},
+      {"efficientnet_b3/onnx", {kFoldedBatchNorm | kConvBias | kNoFusion, 0.30, 0.35, 0.20, 0.25}},
+      {"efficientnet_b4/dynamo.onnx", {kFoldedBatchNorm | kConvBias | kNoFusion, 0.30, 0.35, 0.25, 0.25}},
+      {"efficientnet_b4/onnx", {kFoldedBatchNorm | kConvBias | kNoFusion, 0.30, 0.35, 0.20, 0.25}},
+      {"efficientnet_b5/dynamo.onnx", {kFoldedBatchNorm | kConvBias | kNoFusion, 0.30, 0.35, 0.25, 0.25}},
+      {"efficientnet_b5/onnx", {kFoldedBatchNorm | kConvBias | kNoFusion, 0.30, 0.35, 0.20, 0.25}},
+      {"efficientnet_b6/dynamo.onnx", {kFoldedBatchNorm | kConvBias | kNoFusion, 0.25, 0.35, 0.25, 0.25}},
+      {"efficientnet_b6/onnx", {kFoldedBatchNorm | kConvBias | kNoFusion, 0.25, 0.35, 0.20, 0.25}},
+      {"efficientnet_b7/dynamo.onnx", {kFoldedBatchNorm | kConvBias | kNoFusion, 0.25, 0.35, 0.25, 0.25}},
+      {"efficientnet_b7/onnx", {kFoldedBatchNorm | kConvBias | kNoFusion, 0.25, 0.35, 0.20, 0.25}},
+      {"efficientnet_v2_l/dynamo.onnx", {kFoldedBatchNorm | kConvBias | kNoFusion, 0.25, 0.35, 0.25, 0.25}},
+      {"efficientnet_v2_l/onnx", {kFoldedBatchNorm | kConvBias | kNoFusion, 0.25, 0.35, 0.20, 0.25}},
+      {"efficientnet_v2_m/dynamo.onnx", {kFoldedBatchNorm | kConvBias | kNoFusion, 0.25, 0.35, 0.25, 0.25}},
+      {"efficientnet_v2_m/onnx", {kFoldedBatchNorm | kConvBias | kNoFusion, 0.25, 0.35, 0.20, 0.25}},
+      {"efficientnet_v2_s/dynamo.onnx", {kFoldedBatchNorm | kConvBias | kNoFusion, 0.30, 0.35, 0.25, 0.25}},
+      {"efficientnet_v2_s/onnx", {kFoldedBatchNorm | kConvBias | kNoFusion, 0.30, 0.35, 0.20, 0.25}},
+      {"electra-small/dynamo.onnx", {kSplitAttention, 0.25, 0.05, 0.10, 0.05}},
+      {"electra-small/onnx", {kSplitAttention | kShapeDispatch, 0.20, 0.25, 0.35, 0.30}},
+      {"googlenet/dynamo.onnx", {kFoldedBatchNorm | kConvBias, 0.45, 0.55, 0.50, 0.50}},
+      {"googlenet/onnx", {kFoldedBatchNorm | kConvBias, 0.45, 0.55, 0.45, 0.50}},
+      {"gpt2/dynamo.onnx", {kSplitAttention | kNoFusion | kShapeDispatch, 0.35, 0.05, 0.15, 0.10}},
+      {"gpt2-kv/dynamo.onnx", {kSplitAttention | kNoFusion | kShapeDispatch, 0.35, 0.25, 0.30, 0.15}},
+      {"gpt2-kv/onnx", {kSplitAttention | kNoFusion | kShapeDispatch, 0.35, 0.20, 0.10, 0.10}},
+      {"gpt2-medium/dynamo.onnx", {kSplitAttention | kNoFusion | kShapeDispatch, 0.35, 0.05, 0.15, 0.30}},
+      {"inception_v3/dynamo.onnx", {kFoldedBatchNorm | kConvBias, 0.40, 0.55, 0.50, 0.50}},
+      {"inception_v3/onnx", {kFoldedBatchNorm | kConvBias, 0.40, 0.55, 0.45, 0.50}},
+      {"maxvit_t/dynamo.onnx", {kFoldedBatchNorm | kConvBias | kHalfBatchNorm | kNoFusion, 0.20, 0.15, 0.15, 0.10}},
+      {"maxvit_t/onnx", {kFoldedBatchNorm | kConvBias | kHalfBatchNorm | kNoFusion | kShapeDispatch, 0.20, 0.25, 0.10, 0.10}},
+      {"mnasnet0_5/dynamo.onnx", {kFoldedBatchNorm | kConvBias, 0.55, 0.65, 0.55, 0.60}},
+      {"mnasnet0_5/onnx", {kFoldedBatchNorm | kConvBias, 0.55, 0.65, 0.50, 0.60}},
+      {"mnasnet0_75/dynamo.onnx", {kFoldedBatchNorm | kConvBias, 0.55, 0.65, 0.55, 0.60}},
+      {"mnasnet0_75/onnx", {kFoldedBatchNorm | kConvBias, 0.55, 0.65, 0.50, 0.60}},
+      {"mnasnet1_0/dynamo.onnx", {kFoldedBatchNorm | kConvBias, 0.55, 0.65, 0.55, 0.60}},
+      {"mnasnet1_0/onnx", {kFoldedBatchNorm | kConvBias, 0.55, 0.65, 0.50, 0.60}},
+      {"mnasnet1_3/dynamo.onnx", {kFoldedBatchNorm | kConvBias, 0.55, 0.65, 0.55, 0.60}},
+      {"mnasnet1_3/onnx", {kFoldedBatchNorm | kConvBias, 0.55, 0.65, 0.50, 0.60}},
+      {"mobilebert/dynamo.onnx", {kSplitAttention | kShapeDispatch, 0.30, 0.35, 0.15, 0.40}},
+      {"mobilebert/onnx", {kSplitAttention | kShapeDispatch, 0.70, 0.90, 0.35, 0.90}},
+      {"mobilenet_v2/dynamo.onnx", {kFoldedBatchNorm | kConvBias, 0.55, 0.65, 0.55, 0.60}},
+      {"mobilenet_v2/onnx", {kFoldedBatchNorm | kConvBias, 0.55, 0.65, 0.50, 0.60}},
+      {"mobilenet_v3_large/dynamo.onnx", {kFoldedBatchNorm | kConvBias, 0.45, 0.55, 0.45, 0.50}},
+      {"mobilenet_v3_large/onnx", {kFoldedBatchNorm | kConvBias, 0.45, 0.55, 0.40, 0.50}},
+      {"mobilenet_v3_small/dynamo.onnx", {kFoldedBatchNorm | kConvBias, 0.45, 0.55, 0.45, 0.45}},
+      {"mobilenet_v3_small/onnx", {kFoldedBatchNorm | kConvBias, 0.45, 0.55, 0.35, 0.45}},
+      {"opt-125m/dynamo.onnx", {kSplitAttention | kShapeDispatch, 0.60, 0.30, 0.35, 0.30}},
+      {"opt-125m/onnx", {kSplitAttention | kShapeDispatch, 0.10, 0.10, 0.25, 0.20}},
+      {"opt-125m-kv/dynamo.onnx", {kSplitAttention, 0.20, 0.10, 0.05, 0.05}},
+      {"opt-125m-kv/onnx", {kSplitAttention, 0.35, 0.15, 0.05, 0.05}},
+      {"regnet_x_16gf/dynamo.onnx", {kFoldedBatchNorm | kConvBias, 0.40, 0.60, 0.50, 0.55}},
+      {"regnet_x_16gf/onnx", {kFoldedBatchNorm | kConvBias, 0.40, 0.60, 0.45, 0.55}},
+      {"regnet_x_1_6gf/dynamo.onnx", {kFoldedBatchNorm | kConvBias, 0.45, 0.55, 0.50, 0.50}},
+      {"regnet_x_1_6gf/onnx", {kFoldedBatchNorm | kConvBias, 0.45, 0.55, 0.40, 0.50}},
+      {"regnet_x_32gf/dynamo.onnx", {kFoldedBatchNorm | kConvBias, 0.40, 0.60, 0.50, 0.55}},
+      {"regnet_x_32gf/onnx", {kFoldedBatchNorm | kConvBias, 0.40, 0.60, 0.45, 0.55}},
+      {"regnet_x_3_2gf/dynamo.onnx", {kFoldedBatchNorm | kConvBias, 0.45, 0.55, 0.45, 0.50}},
+      {"regnet_x_3_2gf/onnx", {kFoldedBatchNorm | kConvBias, 0.45, 0.55, 0.40, 0.50}},
+      {"regnet_x_400mf/dynamo.onnx", {kFoldedBatchNorm | kConvBias, 0.50, 0.60, 0.50, 0.55}},
+      {"regnet_x_400mf/onnx", {kFoldedBatchNorm | kConvBias, 0.50, 0.60, 0.45, 0.55}},
+      {"regnet_x_800mf/dynamo.onnx", {kFoldedBatchNorm | kConvBias, 0.50, 0.55, 0.50, 0.50}},
+      {"regnet_x_800mf/onnx", {kFoldedBatchNorm | kConvBias, 0.50, 0.55, 0.40, 0.50}},
+      {"regnet_x_8gf/dynamo.onnx", {kFoldedBatchNorm | kConvBias, 0.40, 0.60, 0.50, 0.55}},
+      {"regnet_x_8gf/onnx", {kFoldedBatchNorm | kConvBias, 0.40, 0.60, 0.45, 0.55}},
+      {"regnet_y_128gf/dynamo.onnx", {kFoldedBatchNorm | kConvBias | kNoFusion, 0.25, 0.50, 0.40, 0.40}},
+      {"regnet_y_128gf/onnx", {kFoldedBatchNorm | kConvBias | kNoFusion, 0.25, 0.50, 0.35, 0.40}},
+      {"regnet_y_16gf/dynamo.onnx", {kFoldedBatchNorm | kConvBias | kNoFusion, 0.35, 0.50, 0.40, 0.40}},
+      {"regnet_y_16gf/onnx", {kFoldedBatchNorm | kConvBias | kNoFusion, 0.35, 0.50, 0.35, 0.40}},
+      {"regnet_y_1_6gf/dynamo.onnx", {kFoldedBatchNorm | kConvBias | kNoFusion, 0.35, 0.45, 0.40, 0.35}},
+      {"regnet_y_1_6gf/onnx", {kFoldedBatchNorm | kConvBias | kNoFusion, 0.35, 0.45, 0.30, 0.35}},
+      {"regnet_y_32gf/dynamo.onnx", {kFoldedBatchNorm | kConvBias | kNoFusion, 0.30, 0.50, 0.40, 0.40}},
+      {"regnet_y_32gf/onnx", {kFoldedBatchNorm | kConvBias | kNoFusion, 0.30, 0.50, 0.35, 0.40}},
+      {"regnet_y_3_2gf/dynamo.onnx", {kFoldedBatchNorm | kConvBias | kNoFusion, 0.35, 0.50, 0.40, 0.40}},
+      {"regnet_y_3_2gf/onnx", {kFoldedBatchNorm | kConvBias | kNoFusion, 0.35, 0.50, 0.35, 0.40}},
+      {"regnet_y_400mf/dynamo.onnx", {kFoldedBatchNorm | kConvBias | kNoFusion, 0.40, 0.50, 0.40, 0.40}},
+      {"regnet_y_400mf/onnx", {kFoldedBatchNorm | kConvBias | kNoFusion, 0.40, 0.50, 0.35, 0.40}},
+      {"regnet_y_800mf/dynamo.onnx", {kFoldedBatchNorm | kConvBias | kNoFusion, 0.40, 0.45, 0.40, 0.40}},
+      {"regnet_y_800mf/onnx", {kFoldedBatchNorm | kConvBias | kNoFusion, 0.40, 0.45, 0.35, 0.40}},
+      {"regnet_y_8gf/dynamo.onnx", {kFoldedBatchNorm | kConvBias | kNoFusion, 0.35, 0.50, 0.40, 0.40}},
+      {"regnet_y_8gf/onnx", {kFoldedBatchNorm | kConvBias | kNoFusion, 0.35, 0.50, 0.35, 0.40}},
+      {"resnet101/dynamo.onnx", {kFoldedBatchNorm | kConvBias, 0.35, 0.45, 0.45, 0.45}},
+      {"resnet101/onnx", {kFoldedBatchNorm | kConvBias, 0.35, 0.45, 0.40, 0.45}},
+      {"resnet152/dynamo.onnx", {kFoldedBatchNorm | kConvBias, 0.35, 0.45, 0.45, 0.45}},
+      {"resnet152/onnx", {kFoldedBatchNorm | kConvBias, 0.35, 0.45, 0.40, 0.45}},
+      {"resnet18/dynamo.onnx", {kFoldedBatchNorm | kConvBias, 0.30, 0.40, 0.40, 0.40}},
+      {"resnet18/onnx", {kFoldedBatchNorm | kConvBias, 0.30, 0.40, 0.35, 0.40}},
+      {"resnet34/dynamo.onnx", {kFoldedBatchNorm | kConvBias, 0.30, 0.40, 0.40, 0.40}},
+      {"resnet34/onnx", {kFoldedBatchNorm | kConvBias, 0.30, 0.40, 0.35, 0.40}},
+      {"resnet50/dynamo.onnx", {kFoldedBatchNorm | kConvBias, 0.40, 0.50, 0.45, 0.45}},
+      {"resnet50/onnx", {kFoldedBatchNorm | kConvBias, 0.40, 0.50, 0.40, 0.45}},
+      {"resnext101_32x8d/dynamo.onnx", {kFoldedBatchNorm | kConvBias, 0.45, 0.60, 0.50, 0.55}},
+      {"resnext101_32x8d/onnx", {kFoldedBatchNorm | kConvBias, 0.45, 0.60, 0.45, 0.55}},
+      {"resnext101_64x4d/dynamo.onnx", {kFoldedBatchNorm | kConvBias, 0.45, 0.60, 0.50, 0.55}},
+      {"resnext101_64x4d/onnx", {kFoldedBatchNorm | kConvBias, 0.45, 0.60, 0.45, 0.55}},
+      {"resnext50_32x4d/dynamo.onnx", {kFoldedBatchNorm | kConvBias, 0.45, 0.55, 0.50, 0.50}},
+      {"resnext50_32x4d/onnx", {kFoldedBatchNorm | kConvBias, 0.45, 0.55, 0.45, 0.50}},
+      {"roberta-base/dynamo.onnx", {kSplitAttention | kNoFusion | kShapeDispatch, 0.30, 0.05, 0.10, 0.10}},
+      {"roberta-base/onnx", {kSplitAttention | kNoFusion | kShapeDispatch, 0.20, 0.25, 0.35, 0.30}},
+      {"shufflenet_v2_x0_5/dynamo.onnx", {kFoldedBatchNorm | kConvBias, 0.55, 0.60, 0.50, 0.55}},
+      {"shufflenet_v2_x0_5/onnx", {kFoldedBatchNorm | kConvBias | kShapeDispatch, 0.55, 0.60, 0.40, 0.50}},
+      {"shufflenet_v2_x1_0/dynamo.onnx", {kFoldedBatchNorm | kConvBias, 0.55, 0.60, 0.50, 0.55}},
+      {"shufflenet_v2_x1_0/onnx", {kFoldedBatchNorm | kConvBias | kShapeDispatch, 0.55, 0.60, 0.40, 0.50}},
+      {"shufflenet_v2_x1_5/dynamo.onnx", {kFoldedBatchNorm | kConvBias, 0.55, 0.60, 0.50, 0.55}},
+      {"shufflenet_v2_x1_5/onnx", {kFoldedBatchNorm | kConvBias | kShapeDispatch, 0.55, 0.60, 0.40, 0.45}},
+      {"shufflenet_v2_x2_0/dynamo.onnx", {kFoldedBatchNorm | kConvBias, 0.55, 0.60, 0.50, 0.55}},
+      {"shufflenet_v2_x2_0/onnx", {kFoldedBatchNorm | kConvBias | kShapeDispatch, 0.55, 0.60, 0.40, 0.45}},
+      {"squeezebert/dynamo.onnx", {kConvBias | kNoFusion | kShapeDispatch, 0.15, 0.10, 0.10, 0.05}},
+      {"squeezebert/onnx", {kConvBias | kNoFusion | kShapeDispatch, 0.15, 0.25, 0.15, 0.15}},
+      {"squeezenet1_0/dynamo.onnx", {kConvBias, 0.25, 0.30, 0.20, 0.25}},
+      {"squeezenet1_0/onnx", {kConvBias, 0.25, 0.30, 0.15, 0.25}},
+      {"squeezenet1_1/dynamo.onnx", {kConvBias, 0.20, 0.30, 0.20, 0.25}},
+      {"squeezenet1_1/onnx", {kConvBias, 0.20, 0.30, 0.15, 0.25}},
+      {"swin_b/dynamo.onnx", {kConvBias | kShapeDispatch, 0.25, 0.35, 0.40, 0.40}},
+      {"swin_b/onnx", {kConvBias | kNoFusion, 0.10, 0.15, 0.05, 0.10}},
+      {"swin_s/dynamo.onnx", {kConvBias | kShapeDispatch, 0.30, 0.35, 0.40, 0.40}},
+      {"swin_s/onnx", {kConvBias | kNoFusion, 0.15, 0.15, 0.05, 0.10}},
+      {"swin_t/dynamo.onnx", {kConvBias | kShapeDispatch, 0.20, 0.30, 0.35, 0.30}},
+      {"swin_t/onnx", {kConvBias | kNoFusion, 0.10, 0.15, 0.05, 0.10}},
+      {"swin_v2_b/dynamo.onnx", {kConvBias | kNoFusion | kShapeDispatch, 0.25, 0.30, 0.35, 0.30}},
+      {"swin_v2_b/onnx", {kConvBias | kNoFusion, 0.05, 0.10, 0.05, 0.15}},
+      {"swin_v2_s/dynamo.onnx", {kConvBias | kNoFusion | kShapeDispatch, 0.25, 0.30, 0.35, 0.30}},
+      {"swin_v2_s/onnx", {kConvBias | kNoFusion, 0.10, 0.10, 0.05, 0.15}},
+      {"swin_v2_t/dynamo.onnx", {kConvBias | kNoFusion | kShapeDispatch, 0.20, 0.25, 0.30, 0.25}},
+      {"swin_v2_t/onnx", {kConvBias | kNoFusion, 0.05, 0.10, 0.05, 0.10}},
+      {"vgg11/dynamo.onnx", {kConvBias, 0.15, 0.20, 0.20, 0.15}},
+      {"vgg11/onnx", {kConvBias, 0.15, 0.20, 0.15, 0.15}},
+      {"vgg11_bn/dynamo.onnx", {kFoldedBatchNorm | kConvBias, 0.35, 0.50, 0.40, 0.45}},
+      {"vgg11_bn/onnx", {kFoldedBatchNorm | kConvBias, 0.35, 0.50, 0.35, 0.45}},
+      {"vgg13/dynamo.onnx", {kConvBias, 0.15, 0.20, 0.20, 0.15}},
+      {"vgg13/onnx", {kConvBias, 0.15, 0.20, 0.15, 0.15}},
+      {"vgg13_bn/dynamo.onnx", {kFoldedBatchNorm | kConvBias, 0.35, 0.50, 0.45, 0.45}},
+      {"vgg13_bn/onnx", {kFoldedBatchNorm | kConvBias, 0.35, 0.50, 0.40, 0.45}},
+      {"vgg16/dynamo.onnx", {kConvBias, 0.15, 0.20, 0.20, 0.15}},
+      {"vgg16/onnx", {kConvBias, 0.15, 0.20, 0.15, 0.15}},
+      {"vgg16_bn/dynamo.onnx", {kFoldedBatchNorm | kConvBias, 0.35, 0.50, 0.45, 0.45}},
+      {"vgg16_bn/onnx", {kFoldedBatchNorm | kConvBias, 0.35, 0.50, 0.40, 0.45}},
+      {"vgg19/dynamo.onnx", {kConvBias, 0.15, 0.25, 0.20, 0.15}},
+      {"vgg19/onnx", {kConvBias, 0.15, 0.25, 0.15, 0.15}},
+      {"vgg19_bn/dynamo.onnx", {kFoldedBatchNorm | kConvBias, 0.35, 0.50, 0.45, 0.45}},
+      {"vgg19_bn/onnx", {kFoldedBatchNorm | kConvBias, 0.35, 0.50, 0.40, 0.45}},
+      {"vit_b_16/dynamo.onnx", {kSplitAttention | kConvBias | kShapeDispatch, 0.70, 0.75, 0.85, 0.95}},
+      {"vit_b_16/onnx", {kSplitAttention | kConvBias | kFloatShapeMath | kShapeDispatch, 0.65, 1.20, 1.65, 1.80}},
+      {"vit_b_32/dynamo.onnx", {kSplitAttention | kConvBias | kShapeDispatch, 0.60, 0.75, 0.85, 1.00}},
+      {"vit_b_32/onnx", {kSplitAttention | kConvBias | kFloatShapeMath | kShapeDispatch, 0.70, 1.20, 1.65, 1.85}},
+      {"vit_h_14/dynamo.onnx", {kSplitAttention | kConvBias | kShapeDispatch, 0.55, 0.80, 0.90, 1.05}},
+      {"vit_h_14/onnx", {kSplitAttention | kConvBias | kFloatShapeMath | kShapeDispatch, 0.60, 1.30, 1.75, 2.00}},
+      {"vit_l_16/dynamo.onnx", {kSplitAttention | kConvBias | kShapeDispatch, 0.60, 0.80, 0.85, 1.00}},
+      {"vit_l_16/onnx", {kSplitAttention | kConvBias | kFloatShapeMath | kShapeDispatch, 0.65, 1.25, 1.70, 1.85}},
+      {"vit_l_32/dynamo.onnx", {kSplitAttention | kConvBias | kShapeDispatch, 0.55, 0.80, 0.90, 1.05}},
+      {"vit_l_32/onnx", {kSplitAttention | kConvBias | kFloatShapeMath | kShapeDispatch, 0.70, 1.25, 1.75, 2.00}},
+      {"wav2vec2-base/dynamo.onnx", {kSplitAttention | kConvBias | kShapeDispatch, 0.45, 0.25, 0.25, 0.45}},
+      {"wav2vec2-base/onnx", {kSplitAttention | kConvBias | kShapeDispatch, 0.15, 0.25, 0.35, 0.25}},
+      {"wavlm-base/dynamo.onnx", {kConvBias | kNoFusion, 0.45, 0.25, 0.05, 0.20}},
+      {"wavlm-base/onnx", {kConvBias | kNoFusion | kShapeDispatch, 0.20, 0.20, 0.10, 0.25}},
+      {"whisper-base-encoder/dynamo.onnx", {kSplitAttention | kConvBias | kShapeDispatch, 0.90, 0.40, 0.90, 0.90}},
+      {"whisper-base-encoder/onnx", {kSplitAttention | kConvBias | kShapeDispatch, 0.25, 0.10, 0.25, 0.25}},
+      {"wide_resnet101_2/dynamo.onnx", {kFoldedBatchNorm | kConvBias, 0.35, 0.50, 0.45, 0.45}},
+      {"wide_resnet101_2/onnx", {kFoldedBatchNorm | kConvBias, 0.35, 0.50, 0.40, 0.45}},
+      {"wide_resnet50_2/dynamo.onnx", {kFoldedBatchNorm | kConvBias, 0.35, 0.50, 0.45, 0.45}},
+      {"wide_resnet50_2/onnx", {kFoldedBatchNorm | kConvBias, 0.35, 0.50, 0.40, 0.45}},
+      // END GAPS
   };
   return gaps;
 }
 
+// model/form -> a piece of the error ftax gives on that form today (ftax cannot open it yet).
+// The test expects that error, so the entry goes when the form opens. Where it is the .pt, the
+// other forms are compared with the first ONNX form instead.
+const std::map<std::string, std::string>& KnownFailures() {
+  static const std::map<std::string, std::string> failures = {
+      // Exported with every dim fixed at batch 2: its Pad and Range arithmetic is constant, so
+      // it opens at its own batch and is refused, with that advice, at batch 32.
+      {"swin_t/static.onnx", "was exported at batch 2 (no symbolic batch dim on its inputs)"},
+      // Funnel's pooled positions are float tensors computed from Range, Slice and Concat
+      // (the arithmetic the .pt's shape rules follow with known values); ONNX shape inference
+      // does not carry float values, so the relative-position Range's length stays unknown.
+      {"funnel-small/onnx", "shape of tensor '/inner/encoder/Add_1_output_0' is unknown"},
+  };
+  return failures;
+}
+
 struct Result {
+  std::string error;  // the first failing command's stderr
   double macs = -1;
   int64_t uncounted = -1;
-  json by_op, unpriced, inputs, warnings;
-  std::map<int, std::pair<int, double>> points;  // batch -> (kernels, latency_ms)
+  json by_op, unpriced, warnings;
+  // framework -> batch -> (kernels, latency_ms)
+  std::map<std::string, std::map<int, std::pair<int, double>>> points;
 };
 
 json Manifest() {
@@ -96,36 +328,93 @@ json Manifest() {
   return json::parse(in);
 }
 
-std::string ModelArgs(const json& entry, const std::string& form) {
+// Test names: corpus names with every character that is not a letter or digit as '_'.
+std::string TestName(const std::string& model) {
+  std::string s = model;
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return s;
+}
+
+std::vector<std::string> Models() {
+  std::vector<std::string> out;
+  const json manifest = Manifest();  // kept alive while its items are walked
+  for (const auto& [name, entry] : manifest.items()) out.push_back(name);
+  return out;
+}
+
+// The model's files, unpacked (xz) into a fresh temporary directory, removed at the end.
+class Unpacked {
+ public:
+  explicit Unpacked(const json& entry) {
+    char tmpl[] = "/tmp/ftax-parity-XXXXXX";
+    if (!mkdtemp(tmpl)) return;
+    dir_ = tmpl;
+    for (const auto& [form, file] : entry["forms"].items()) {
+      std::string f = file.get<std::string>();
+      std::string out = f.size() > 3 && f.substr(f.size() - 3) == ".xz" ? f.substr(0, f.size() - 3) : f;
+      std::string cmd = "xz -dc '" + kDir + f + "' > '" + dir_ + "/" + out + "'";
+      if (std::system(cmd.c_str()) != 0) {
+        error_ = "cannot unpack " + f + " (is xz installed? scripts/install_deps.sh)";
+        return;
+      }
+      paths_[form] = dir_ + "/" + out;
+    }
+  }
+  ~Unpacked() {
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+  const std::string& error() const { return error_; }
+  std::string Path(const std::string& form) const { return paths_.at(form); }
+
+ private:
+  std::string dir_, error_;
+  std::map<std::string, std::string> paths_;
+};
+
+std::string ModelArgs(const json& entry, const Unpacked& files, const std::string& form) {
   if (form == "arch") return "--arch " + entry["arch"].get<std::string>() + " --flavor torch";
-  std::string args = kDir + entry["forms"][form].get<std::string>();
+  std::string args = files.Path(form);
   if (form == "pt")
-    for (const auto& s : entry["pt_input_shapes"]) args += " --input-shape " + s.get<std::string>();
+    for (const auto& s : entry["input_shapes"]) args += " --input-shape " + s.get<std::string>();
   return args;
 }
 
-Result RunForm(const json& entry, const std::string& form) {
+Result RunForm(const json& entry, const Unpacked& files, const std::string& form) {
   Result r;
-  std::string m = ModelArgs(entry, form);
-  std::string bind = form.find("onnx") != std::string::npos ? " --dim batch=1" : "";
-  CliRun i = RunFtaxCli("inspect " + m + bind + " --by-op --format json");
-  EXPECT_EQ(i.rc, 0) << form << ": " << i.err;
-  if (i.rc != 0) return r;
+  std::string m = ModelArgs(entry, files, form);
+  const bool onnx = form.find("onnx") != std::string::npos;
+  CliRun i = RunFtaxCli("inspect " + m + (onnx ? " --dim batch=1" : "") + " --by-op --format json");
+  if (i.rc != 0) {
+    r.error = i.err;
+    return r;
+  }
   json ij = json::parse(i.out);
   r.macs = ij["totals"]["macs"].get<double>();
   r.uncounted = ij["uncounted_ops"].get<int64_t>();
   r.by_op = ij["by_op_type"];
-  r.inputs = ij["inputs"];
   r.warnings = ij["warnings"];
-  CliRun p = RunFtaxCli("predict " + m + (form == "arch" ? " --dim seq=128" : "") +
-                        " --profile validation/h200/2026-11-22b/profile-refined.json --framework cuda-graph"
-                        " --precision fp16 --batch 1,32 --samples 0 --format json");
-  EXPECT_EQ(p.rc, 0) << form << ": " << p.err;
-  if (p.rc != 0) return r;
+  if (onnx) {  // the batch-32 graph's warnings say whether the file fixes its batch
+    CliRun i32 = RunFtaxCli("inspect " + m + " --dim batch=32 --format json");
+    if (i32.rc != 0) {
+      r.error = i32.err;
+      return r;
+    }
+    for (const auto& w : json::parse(i32.out)["warnings"]) r.warnings.push_back(w);
+  }
+  std::string fws;
+  for (const auto& f : kFrameworks) fws += (fws.empty() ? "" : ",") + f;
+  CliRun p = RunFtaxCli("predict " + m + (form == "arch" ? " --dim seq=128" : "") + " --profile " + kProfile +
+                        " --framework " + fws + " --precision fp16 --batch 1,32 --samples 0 --format json");
+  if (p.rc != 0) {
+    r.error = p.err;
+    return r;
+  }
   json pj = json::parse(p.out);
   r.unpriced = pj["unpriced_ops"];
   for (const auto& pt : pj["predictions"])
-    r.points[pt["batch"].get<int>()] = {pt["kernels"].get<int>(), pt["latency_ms"].get<double>()};
+    r.points[pt["framework"].get<std::string>()][pt["batch"].get<int>()] = {pt["kernels"].get<int>(),
+                                                                          pt["latency_ms"].get<double>()};
   return r;
 }
 
@@ -135,80 +424,112 @@ int64_t Count(const Result& r, const std::string& type) {
   return 0;
 }
 
+// kStaticBatch: the file has no symbolic batch (inspect warns that --dim batch names no dim),
+// or its reshape targets fix the batch it was exported at (shape inference warns that a
+// constant target does not match the input at batch 32): batch 32 is not comparable.
 bool StaticBatch(const Result& r) {
-  // inspect binds --dim batch=1 and warns when no input has a dim of that name.
-  for (const auto& w : r.warnings)
-    if (w.get<std::string>().find("has no dim named 'batch'") != std::string::npos) return true;
+  for (const auto& w : r.warnings) {
+    const std::string s = w.get<std::string>();
+    if (s.find("has no dim named 'batch'") != std::string::npos ||
+        s.find("the file fixes a shape these dims change") != std::string::npos)
+      return true;
+  }
   return false;
 }
 
-class ParityCorpus : public ::testing::TestWithParam<const char*> {};
+class ParityCorpus : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ParityCorpus, EveryFormGivesOneAnswer) {
   const std::string name = GetParam();
   json manifest = Manifest();
   ASSERT_TRUE(manifest.contains(name)) << name << " is not in corpus.json";
   const json& entry = manifest[name];
+  for (const auto& [form, why] : entry["missing"].items())
+    std::cout << name << "/" << form << " not exported: " << why.get<std::string>() << "\n";
   ASSERT_TRUE(entry["forms"].contains("pt")) << name << ": no TorchScript form";
-  Result ref = RunForm(entry, "pt");
+  Unpacked files(entry);
+  ASSERT_EQ(files.error(), "");
+  // Runs a form; false where it fails as KnownFailures() expects (or fails otherwise).
+  auto run = [&](const std::string& form, Result* r) {
+    *r = RunForm(entry, files, form);
+    auto known = KnownFailures().find(name + "/" + form);
+    if (known != KnownFailures().end()) {
+      EXPECT_NE(r->error.find(known->second), std::string::npos)
+          << name << "/" << form << " opens now, or fails otherwise (drop it from KnownFailures): " << r->error;
+      std::cout << name << "/" << form << ": known failure: " << known->second << "\n";
+      return false;
+    }
+    EXPECT_EQ(r->error, "") << name << "/" << form;
+    return r->error.empty();
+  };
+  std::string ref_form = "pt";
+  Result ref;
+  if (!run("pt", &ref)) {
+    ref_form = entry["forms"].contains("onnx") ? "onnx" : "dynamo.onnx";
+    ASSERT_TRUE(entry["forms"].contains(ref_form));
+    ASSERT_TRUE(run(ref_form, &ref));
+  }
   ASSERT_GT(ref.macs, 0);
   EXPECT_EQ(ref.uncounted, 0);
   EXPECT_TRUE(ref.unpriced.empty()) << ref.unpriced.dump();
   std::vector<std::string> forms;
   for (const auto& [form, file] : entry["forms"].items())
-    if (form != "pt") forms.push_back(form);
+    if (form != "pt" && form != ref_form) forms.push_back(form);
   if (!entry["arch"].is_null()) forms.push_back("arch");
-  for (const auto& [form, why] : entry["missing"].items())
-    std::cout << name << "/" << form << " not exported: " << why.get<std::string>() << "\n";
   for (const std::string& form : forms) {
-    SCOPED_TRACE(name + "/" + form);
-    Result r = RunForm(entry, form);
+    SCOPED_TRACE(name + "/" + form + " against " + ref_form);
+    Result r;
+    if (!run(form, &r)) continue;
     EXPECT_NEAR(r.macs, ref.macs, 0.005 * ref.macs);
     EXPECT_EQ(r.uncounted, 0);
     EXPECT_TRUE(r.unpriced.empty()) << r.unpriced.dump();
     auto gap = Gaps().find(name + "/" + form);
-    const double lat_tol = gap == Gaps().end() ? 0.05 : gap->second.latency;
-    const double ker_tol = gap == Gaps().end() ? 0.05 : gap->second.kernels;
-    // Open: these dynamo exports name a symbolic batch on their inputs, but the batch-32
-    // prediction barely grows (reshape targets baked at batch 1, not yet resolved): compared
-    // at batch 1 only until ftax handles them.
-    const bool baked = (name == "vit_b_16" || name == "gpt2") && form == "dynamo.onnx";
-    const bool static_batch = (form == "dynamo.onnx" && StaticBatch(r)) || baked;
+    const Gap g = gap == Gaps().end() ? Gap{kNone, 0.05, 0.05, 0.05, 0.05} : gap->second;
+    const bool static_batch = form != "arch" && StaticBatch(r);
+    // The named reasons hold on these files.
+    if (g.reasons & kFoldedBatchNorm)
+      EXPECT_GT(Count(ref, "aten::batch_norm"), Count(r, "BatchNormalization"));
+    if (g.reasons & kSplitAttention) {
+      EXPECT_GT(Count(ref, "aten::scaled_dot_product_attention") +
+                    Count(ref, "aten::_native_multi_head_attention") + Count(ref, "aten::softmax"),
+                0);
+      EXPECT_GT(Count(r, "Softmax"), 0);
+    }
+    if (g.reasons & kConvBias) EXPECT_GT(Count(r, "Conv"), 0);
+    if (g.reasons & kHalfBatchNorm) EXPECT_GT(Count(r, "BatchNormalization"), 0);
+    if (g.reasons & kFloatShapeMath) EXPECT_GT(Count(r, "Sqrt") + Count(r, "Cast"), 0);
     for (int batch : {1, 32}) {
       if (batch != 1 && static_batch) {
         std::cout << name << "/" << form << ": batch fixed by the exporter (kStaticBatch)\n";
         continue;
       }
-      ASSERT_TRUE(r.points.count(batch) && ref.points.count(batch));
-      const auto [k, ms] = r.points[batch];
-      const auto [k0, ms0] = ref.points[batch];
-      std::cout << name << "/" << form << " batch " << batch << ": " << k << " kernels, " << ms
-                << " ms (.pt: " << k0 << ", " << ms0 << ")\n";
-      EXPECT_LE(std::fabs(ms / ms0 - 1), lat_tol) << "batch " << batch << ": " << ms << " vs " << ms0;
-      EXPECT_LE(std::fabs(double(k) / k0 - 1), ker_tol) << "batch " << batch << ": " << k << " vs " << k0;
-      if (gap == Gaps().end()) continue;
-      // The named reason holds on these files.
-      if (gap->second.reason == kFoldedBatchNorm) {
-        EXPECT_GT(Count(ref, "aten::batch_norm"), 0);
-        EXPECT_EQ(Count(r, "BatchNormalization"), 0);
-        EXPECT_LT(k, k0);
-        EXPECT_LT(ms, ms0);
-      } else if (gap->second.reason == kSplitAttention) {
-        EXPECT_GT(Count(ref, "aten::scaled_dot_product_attention") +
-                      Count(ref, "aten::_native_multi_head_attention") + Count(ref, "aten::softmax"),
-                  0);
-        EXPECT_GT(Count(r, "Softmax"), 0);
-        EXPECT_GT(k, k0);
+      for (const std::string& fw : kFrameworks) {
+        ASSERT_TRUE(r.points[fw].count(batch) && ref.points[fw].count(batch)) << fw;
+        const auto [k, ms] = r.points[fw][batch];
+        const auto [k0, ms0] = ref.points[fw][batch];
+        std::cout << name << "/" << form << " " << fw << " batch " << batch << ": " << k << " kernels, " << ms
+                  << " ms (" << ref_form << ": " << k0 << ", " << ms0 << ")\n";
+        const double lat_tol = fw == "cuda-graph" ? g.graph_ms : fw == "pytorch-eager" ? g.eager_ms : g.script_ms;
+        EXPECT_LE(std::fabs(ms / ms0 - 1), lat_tol) << fw << " batch " << batch << ": " << ms << " vs " << ms0;
+        if (fw == "cuda-graph")
+          EXPECT_LE(std::fabs(double(k) / k0 - 1), g.kernels) << "batch " << batch << ": " << k << " vs " << k0;
       }
     }
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, ParityCorpus,
-                         ::testing::Values("resnet18", "resnet50", "resnet101", "mobilenet_v2",
-                                           "mobilenet_v3_small", "efficientnet_b0",
-                                           "convnext_tiny", "regnet_y_400mf", "vit_b_16",
-                                           "swin_t", "bert_base", "roberta_base",
-                                           "distilbert_base", "gpt2"));
+INSTANTIATE_TEST_SUITE_P(Models, ParityCorpus, ::testing::ValuesIn(Models()),
+                         [](const ::testing::TestParamInfo<std::string>& i) { return TestName(i.param); });
+
+// Every documented gap names a model and form of the corpus, so none outlives its file.
+TEST(ParityCorpusGaps, NameFormsOfTheCorpus) {
+  json manifest = Manifest();
+  for (const auto& [key, gap] : Gaps()) {
+    const std::string model = key.substr(0, key.find('/')), form = key.substr(key.find('/') + 1);
+    ASSERT_TRUE(manifest.contains(model)) << key;
+    EXPECT_TRUE(manifest[model]["forms"].contains(form) || (form == "arch" && !manifest[model]["arch"].is_null()))
+        << key;
+  }
+}
 
 }  // namespace

@@ -240,6 +240,20 @@ TEST(OpCostTest, AtenLinearAndAddmm) {
   EXPECT_DOUBLE_EQ(CountOk(h).macs, 16384.0);
 }
 
+TEST(OpCostTest, AtenLinalgVectorNorm) {
+  // F.normalize's norm (Swin V2's cosine attention): one FLOP per input element read,
+  // 2x3x49x32 = 9408 elements; fp32 bytes: 9408 read, 2x3x49x1 = 294 written.
+  Graph g;
+  AddInput(g, "x", Dims({2, 3, 49, 32}));
+  AddTensor(g, "n", Dims({2, 3, 49, 1}));
+  AddOp(g, "linalg_vector_norm", {"x"}, {"n"}, "aten");
+  OpCost c = CountOk(g);
+  EXPECT_DOUBLE_EQ(c.macs, 0.0);
+  EXPECT_DOUBLE_EQ(c.flops, 9408.0);
+  EXPECT_DOUBLE_EQ(c.bytes_read, 9408.0 * 4);
+  EXPECT_DOUBLE_EQ(c.bytes_written, 294.0 * 4);
+}
+
 TEST(OpCostTest, AtenScaledDotProductAttention) {
   // q,k,v 1x12x128x64: QK^T 12*128*128*64 + AV 12*128*128*64 = 25165824 MACs;
   // softmax 5 * 12*128*128 = 983040 FLOPs.

@@ -86,6 +86,18 @@ TEST_F(ShapeRulesTest, ElementWiseBroadcastsAndPromotes) {
             "error: aten::add: shapes [2,3] and [4] do not broadcast");
 }
 
+TEST_F(ShapeRulesTest, NegAndAbsCarryKnownIntegers) {
+  // Funnel's trace: arange(-seq_len * 2, ...) with seq_len a 0-d tensor from size().
+  Expected<std::vector<Val>> r = Infer("neg", {{"self", Input({}, DType::kInt64, std::vector<int64_t>{128})}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(g_.Find(r.value()[0].tensor)->int_values, std::vector<int64_t>{-128});
+  r = Infer("abs", {{"self", Input({2}, DType::kInt64, std::vector<int64_t>{-3, 4})}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(g_.Find(r.value()[0].tensor)->int_values, (std::vector<int64_t>{3, 4}));
+  // A float tensor's values are never known: the shape alone.
+  EXPECT_EQ(Only(Infer("neg", {{"self", Input({2, 3}, DType::kFloat16)}})), "[2,3] fp16");
+}
+
 TEST_F(ShapeRulesTest, MaxAlongADimGivesValuesAndIndices) {
   Expected<std::vector<Val>> r =
       Infer("max", {{"self", Input({2, 5, 3})}, {"dim", Val::Int(1)}, {"keepdim", Val::Bool(false)}});
@@ -129,6 +141,10 @@ TEST_F(ShapeRulesTest, ConvolutionAndPooling) {
 TEST_F(ShapeRulesTest, ReductionsViewsAndIndexing) {
   EXPECT_EQ(Only(Infer("sum", {{"self", Input({2, 3}, DType::kBool)}, {"dim", Ints({1})}, {"keepdim", Val::Bool(true)}})),
             "[2,1] int64");
+  // linalg_vector_norm(self, ord, dim, keepdim): F.normalize's norm.
+  EXPECT_EQ(Only(Infer("linalg_vector_norm", {{"self", Input({2, 49, 32}, DType::kFloat16)}, {"ord", Val::Double(2.0)},
+                                              {"dim", Ints({-1})}, {"keepdim", Val::Bool(true)}})),
+            "[2,49,1] fp16");
   EXPECT_EQ(Only(Infer("view", {{"self", Input({2, 3, 4})}, {"size", Ints({6, -1})}})), "[6,4] fp32");
   EXPECT_EQ(Only(Infer("view", {{"self", Input({2, 3, 4})}, {"size", Ints({5, -1})}})),
             "error: aten::view: cannot view [2,3,4] as [5,-1]");

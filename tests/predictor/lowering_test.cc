@@ -393,6 +393,63 @@ TEST(LoweringTest, OnnxErfGeluIsOneKernel) {
   EXPECT_DOUBLE_EQ(w->kernels[0].bytes, 2.0 * 8 * 128 * 3072 * 2);
 }
 
+// An exported F.scaled_dot_product_attention: q and k^T each scaled by sqrt(scale), MatMul,
+// the mask added, Softmax, the NaN guard (IsNaN, Where), MatMul with v; q, k and v reach it
+// through Transposes. One fused attention kernel (masked under CUDA graphs), one dispatch.
+Graph ExportedSdpa(bool both_scaled) {
+  Graph g;
+  g.tensors["qh"] = T("qh", {2, 128, 12, 64});
+  g.tensors["kh"] = T("kh", {2, 128, 12, 64});
+  g.tensors["vh"] = T("vh", {2, 128, 12, 64});
+  for (const char* n : {"q", "qs", "v"}) g.tensors[n] = T(n, {2, 12, 128, 64});
+  for (const char* n : {"kt", "ks"}) g.tensors[n] = T(n, {2, 12, 64, 128});
+  for (const char* n : {"s", "sm", "p", "pg"}) g.tensors[n] = T(n, {2, 12, 128, 128});
+  g.tensors["nan"] = T("nan", {2, 12, 128, 128}, DType::kBool);
+  g.tensors["mask"] = T("mask", {2, 1, 1, 128});
+  g.tensors["o"] = T("o", {2, 12, 128, 64});
+  for (const char* n : {"scale", "zero"}) g.tensors[n] = T(n, {}, DType::kFloat32, true);
+  g.ops.push_back(MakeOp("", "Transpose", {"qh"}, {"q"}));
+  g.ops.push_back(MakeOp("", "Transpose", {"kh"}, {"kt"}));
+  g.ops.push_back(MakeOp("", "Transpose", {"vh"}, {"v"}));
+  g.ops.push_back(MakeOp("", "Mul", {"q", "scale"}, {"qs"}));
+  if (both_scaled) g.ops.push_back(MakeOp("", "Mul", {"kt", "scale"}, {"ks"}));
+  g.ops.push_back(MakeOp("", "MatMul", {"qs", both_scaled ? "ks" : "kt"}, {"s"}));
+  g.ops.push_back(MakeOp("", "Add", {"s", "mask"}, {"sm"}));
+  g.ops.push_back(MakeOp("", "Softmax", {"sm"}, {"p"}));
+  g.ops.push_back(MakeOp("", "IsNaN", {"p"}, {"nan"}));
+  g.ops.push_back(MakeOp("", "Where", {"nan", "zero", "p"}, {"pg"}));
+  g.ops.push_back(MakeOp("", "MatMul", {"pg", "v"}, {"o"}));
+  g.outputs = {"o"};
+  return g;
+}
+
+TEST(LoweringTest, OnnxExportedAttentionIsOneFusedKernel) {
+  Expected<WorkList> w = Lower(ExportedSdpa(true), {Framework::kCudaGraph, DType::kFloat16});
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  ASSERT_EQ(w->kernels.size(), 1u);
+  ASSERT_EQ(w->dispatches.size(), 1u);
+  const KernelWork& k = w->kernels[0];
+  EXPECT_EQ(k.cls, KernelClass::kAttentionMasked);
+  EXPECT_EQ(k.batch, 2 * 12);
+  EXPECT_EQ(k.m, 128);
+  EXPECT_DOUBLE_EQ(k.flops, 2.0 * 24 * 128 * 128 * (64 + 64));
+  EXPECT_DOUBLE_EQ(k.bytes, 24.0 * 4 * 128 * 64 * 2);  // q, k, v read, the output written
+  EXPECT_EQ(w->dispatches[0].cls, DispatchClass::kLibrary);
+  // Python eager drops the all-ones padding mask before the kernel.
+  w = Lower(ExportedSdpa(true), {Framework::kPytorchEager, DType::kFloat16});
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  ASSERT_EQ(w->kernels.size(), 1u);
+  EXPECT_EQ(w->kernels[0].cls, KernelClass::kAttention);
+}
+
+TEST(LoweringTest, HandWrittenAttentionStaysOpByOp) {
+  // One scale, on q only: not the exporters' SDPA, so PyTorch runs it as written.
+  Expected<WorkList> w = Lower(ExportedSdpa(false), {Framework::kCudaGraph, DType::kFloat16});
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_GE(w->kernels.size(), 5u);
+  for (const KernelWork& k : w->kernels) EXPECT_NE(k.cls, KernelClass::kAttentionMasked);
+}
+
 TEST(LoweringTest, UnknownOpsAreListedNotSilent) {
   Graph g;
   g.tensors["x"] = T("x", {4, 4});
