@@ -52,6 +52,19 @@ Dim MulDim(const Dim& a, const Dim& b) {
   return Dim{};
 }
 
+// Whether `declared` equals the concrete `inferred` except for dims where it says 1 and the
+// inference a larger value.
+bool SpecializedToOne(const Shape& declared, const Shape& inferred) {
+  if (declared.size() != inferred.size() || !NumElements(inferred)) return false;
+  bool differs = false;
+  for (size_t k = 0; k < declared.size(); ++k) {
+    if (declared[k] == inferred[k]) continue;
+    if (declared[k].value != 1 || inferred[k].value <= 1) return false;
+    differs = true;
+  }
+  return differs;
+}
+
 struct InferCtx {
   Graph& g;
   Op& op;
@@ -95,13 +108,29 @@ struct InferCtx {
     if (i >= op.outputs.size() || op.outputs[i].empty()) return nullptr;
     return &g.Tensor(op.outputs[i]);
   }
+  // Findings that are not errors, as (kind, message): the walk reports the first of each kind
+  // with the count of the others.
+  std::vector<std::pair<std::string, std::string>> notes = {};
+
   // Sets an output's dtype and shape. A declared concrete shape is kept; a declared dim is
-  // kept where the inferred one is unknown.
+  // kept where the inferred one is unknown. One exception: a declared concrete shape that
+  // differs from a concrete inferred one only where it says 1 is a specialization to the batch
+  // of 1 the exporter traced (the dynamo exporter declares ViT's first GELU output 1x197x3072
+  // in a file whose batch is symbolic): bound to a larger batch, the inferred shape is used.
   void Set(size_t i, DType dtype, const Shape& shape) {
     TensorInfo* t = Out(i);
     if (!t) return;
     if (t->dtype == DType::kUnknown) t->dtype = dtype;
-    if (Concrete(*t)) return;
+    if (Concrete(*t)) {
+      if (SpecializedToOne(t->shape, shape)) {
+        notes.emplace_back("respecialized",
+                           "node '" + op.name + "' (" + op.type + "): the file declares '" + t->name + "' " +
+                               ShapeToString(t->shape) + ", its inputs give " + ShapeToString(shape) +
+                               " (a dim the exporter fixed to 1): the inferred shape is used");
+        t->shape = shape;
+      }
+      return;
+    }
     if (t->has_shape && t->shape.size() == shape.size()) {
       for (size_t k = 0; k < shape.size(); ++k)
         if (shape[k].known() || (!t->shape[k].known() && !shape[k].symbol.empty()))
@@ -622,6 +651,19 @@ Status Reshape(InferCtx& c) {
         out[minus_one] = syms_in[0];
     }
   }
+  // A constant target whose element count differs from the input's: no runtime runs this node
+  // at these bindings. Exporters write such targets when they traced the model for one batch
+  // (the dynamo exporter's ViT files past the first encoder layer: a symbolic batch on the
+  // input, reshapes to 50x1x3x768 inside). The target is kept, so what follows is counted at
+  // the traced batch, and the warning says that the file is fixed to it.
+  const std::optional<int64_t> in_n = NumElements(x), out_n = NumElements(out);
+  if (in_n && out_n && *in_n != *out_n)
+    c.notes.emplace_back("fixed-reshape",
+                         "node '" + c.op.name + "' (Reshape): a constant target " + ShapeToString(out) +
+                             " (" + std::to_string(*out_n) + " elements) for an input of " + ShapeToString(x) +
+                             " (" + std::to_string(*in_n) +
+                             "): the file fixes a shape these dims change (exported for one batch?); what "
+                             "follows is counted at the shapes it fixes");
   c.Set(0, c.T(0), out);
   if (c.V(0)) c.SetValues(0, *c.V(0));
   return Status::Ok();
@@ -1653,7 +1695,11 @@ class Walker {
   void Flush() {
     for (const auto& [type, entry] : notes_) {
       std::string w = entry.first;
-      if (entry.second > 1)
+      if (entry.second > 1 && type == "respecialized")
+        w += " (and " + std::to_string(entry.second - 1) + " more nodes whose declared shapes follow from it)";
+      else if (entry.second > 1 && type == "fixed-reshape")
+        w += " (and " + std::to_string(entry.second - 1) + " more Reshape nodes)";
+      else if (entry.second > 1)
         w += " (and " + std::to_string(entry.second - 1) + " more " + type.substr(0, type.find('/')) +
              " nodes)";
       warnings_->push_back(w);
@@ -1725,6 +1771,7 @@ class Walker {
     InferCtx c{*g, op, scope, Opset(op.domain), options_};
     Status s = InferOpEntry(c);
     *malformed = c.malformed;
+    for (const auto& [kind, m] : c.notes) Note(kind, m);
     return s;
   }
 

@@ -9,7 +9,9 @@
 //
 // Declared shapes win: an output whose shape is already concrete keeps it, so on a graph
 // with every shape concrete (arch specs, fully annotated files) the walk changes nothing but
-// constant contents. An op ftax cannot infer leaves its outputs as they are and adds a
+// constant contents. Except where a declared dim is 1 and the inputs, bound to a larger batch,
+// give more: a dim the exporter specialized to the batch of 1 it traced; the inferred shape is
+// used and a warning names the node. An op ftax cannot infer leaves its outputs as they are and adds a
 // warning naming the node; `strict` turns that into an error.
 //
 //   Status s = InferShapes(&graph, {});    // after BindDims(); warnings land in graph.warnings

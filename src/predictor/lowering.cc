@@ -506,10 +506,24 @@ class Walker {
     return Status::Ok();
   }
 
+  // An initializer, or an Identity of one: the TorchScript-based exporter writes one for
+  // every parameter whose values equal another's (it deduplicates them: tied weights, and the
+  // all-zero biases of a model built with random weights, BERT's key biases).
+  const TensorInfo* Weight(const std::string& name) const {
+    const TensorInfo* t = Find(name);
+    if (t && t->is_initializer) return t;
+    auto p = producer_.find(name);
+    if (p == producer_.end() || p->second->type != "Identity" || !p->second->domain.empty() ||
+        p->second->inputs.size() != 1)
+      return t;
+    const TensorInfo* w = Find(p->second->inputs[0]);
+    return w && w->is_initializer ? w : t;
+  }
+
   bool IsFoldedBias(const Op& op) const {
     if (op.inputs.size() != 2) return false;
     for (int i = 0; i < 2; ++i) {
-      const TensorInfo* b = Find(op.inputs[i]);
+      const TensorInfo* b = Weight(op.inputs[i]);
       auto it = producer_.find(op.inputs[1 - i]);
       if (b && b->is_initializer && b->has_shape && b->shape.size() == 1 && it != producer_.end() &&
           it->second->type == "MatMul")

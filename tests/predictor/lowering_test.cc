@@ -450,6 +450,26 @@ TEST(LoweringTest, HandWrittenAttentionStaysOpByOp) {
   for (const KernelWork& k : w->kernels) EXPECT_NE(k.cls, KernelClass::kAttentionMasked);
 }
 
+// The TorchScript-based exporter deduplicates equal parameters: BERT's all-zero key bias is
+// read as Identity(query bias). Its Add still folds into the MatMul's GEMM, as any bias does.
+TEST(LoweringTest, OnnxBiasReadThroughIdentityFoldsIntoItsGemm) {
+  Graph g;
+  g.tensors["x"] = T("x", {2, 128, 768});
+  g.tensors["w"] = T("w", {768, 768}, DType::kFloat32, true);
+  g.tensors["query.bias"] = T("query.bias", {768}, DType::kFloat32, true);
+  g.tensors["key.bias"] = T("key.bias", {768});
+  g.tensors["m"] = T("m", {2, 128, 768});
+  g.tensors["y"] = T("y", {2, 128, 768});
+  g.ops.push_back(MakeOp("", "Identity", {"query.bias"}, {"key.bias"}));
+  g.ops.push_back(MakeOp("", "MatMul", {"x", "w"}, {"m"}));
+  g.ops.push_back(MakeOp("", "Add", {"key.bias", "m"}, {"y"}));
+  g.outputs = {"y"};
+  Expected<WorkList> w = Lower(g, {Framework::kCudaGraph, DType::kFloat16});
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  ASSERT_EQ(w->kernels.size(), 1u);
+  EXPECT_EQ(w->kernels[0].cls, KernelClass::kGemm);
+}
+
 TEST(LoweringTest, UnknownOpsAreListedNotSilent) {
   Graph g;
   g.tensors["x"] = T("x", {4, 4});
