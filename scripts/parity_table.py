@@ -79,6 +79,7 @@ def measure(ftax, profile, entry, paths, form, frameworks, batches):
         out["error"] = err
         return out
     out["macs"] = j["totals"]["macs"]
+    out["params"] = j["totals"].get("params", 0)
     out["uncounted"] = j.get("uncounted_ops", 0)
     out["uncounted_by_op_type"] = j.get("uncounted_by_op_type", {})
     out["warnings"] = j.get("warnings", [])
@@ -175,11 +176,11 @@ def reasons(ref, r, eager_dev):
     out = []
     if pt.get("aten::batch_norm", 0) > f.get("BatchNormalization", 0):
         out.append("kFoldedBatchNorm")
+    if f.get("Conv", 0) and r.get("params", 0) < ref.get("params", 0):
+        out.append("kDroppedZeroBias")
     if f.get("Softmax", 0) and (pt.get("aten::scaled_dot_product_attention", 0) or
                                 pt.get("aten::_native_multi_head_attention", 0)):
         out.append("kSplitAttention")
-    if f.get("Conv", 0):
-        out.append("kConvBias")
     if f.get("BatchNormalization", 0) and pt.get("aten::batch_norm", 0):
         out.append("kHalfBatchNorm")
     if any(f.get(t, 0) for t in ("Sigmoid", "Tanh", "Exp", "Pow")):

@@ -279,7 +279,9 @@ class Walker {
     for (const std::string& o : op.outputs) {
       const TensorInfo* t = Find(o);
       if (!t) return false;
-      if (t->int_values) continue;
+      // Folded values (integer shape math, and the float scale the TorchScript-based exporter
+      // computes from a shape: Cast, Sqrt, Div) are constants, not kernels.
+      if (t->int_values || t->float_values) continue;
       if (t->dtype != DType::kInt64 && t->dtype != DType::kInt32) return false;
       double n = Numel(o);
       if (n < 0 || n > 16) return false;
@@ -965,8 +967,11 @@ class Walker {
         work_.kernels.push_back(c);
       }
     }
-    if (recipe == KernelRecipe::kConv && IsAten(op.domain) && op.inputs.size() > 2 &&
+    if (recipe == KernelRecipe::kConv && (IsAten(op.domain) || op.domain.empty()) && op.inputs.size() > 2 &&
         !op.inputs[2].empty() && Numel(op.inputs[2]) > 0) {
+      // An ONNX Conv's bias is priced the same way: PyTorch ran the layer it was exported from
+      // with its bias added apart, or with a BatchNorm after it that the exporter folded into
+      // that bias (one more kernel over the output either way).
       // ATen adds a convolution's bias after cuDNN's kernel, with its strided elementwise add
       // over the output (CUPTI, H100, fp16, batch 8: VGG-16-BN's 13 biased convolutions, 13
       // such adds, 0.34 ms; ConvNeXt-T's 22; SqueezeNet's 26).
