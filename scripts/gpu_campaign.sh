@@ -10,7 +10,8 @@
 # (suffix of the eager/ts result files, for repeated passes merged by scripts/merge_passes.py);
 # TS_FRAMEWORKS (frameworks of the ts stage, default torchscript,cuda-graph); WORKER_TIMEOUT_S
 # (seconds one validate worker may run, default 300); EAGER_ARGS (extra options of validate_eager.py, e.g. --graphs);
-# SKIP_EXPORT=1 reuses the TorchScript files an earlier ts stage exported to /tmp/models.
+# SKIP_EXPORT=1 reuses the TorchScript files an earlier ts stage exported to /tmp/models;
+# BENCH_ARGS: more options of `ftax bench` (e.g. --dtypes fp16).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}
@@ -41,8 +42,8 @@ for stage in "$@"; do
         -o /tmp/smoke.json 2>&1 | tail -5
       python3 -c "import json;d=json.load(open('/tmp/smoke.json'));print('smoke rows',len(d['kernels']),len(d['dispatch']),'failures',len(d['failures']))"
       ;;
-    quickbench) "$ftax" bench --quick -o "$out/measurements.json" 2>&1 | grep -v "^\[bench\]   " ;;
-    bench) "$ftax" bench -o "$out/measurements.json" 2>&1 | grep -v "^\[bench\]   " ;;
+    quickbench) "$ftax" bench --quick ${BENCH_ARGS:-} -o "$out/measurements.json" 2>&1 | grep -v "^\[bench\]   " ;;
+    bench) "$ftax" bench ${BENCH_ARGS:-} -o "$out/measurements.json" 2>&1 | grep -v "^\[bench\]   " ;;
     eager)
       # With the traces of the ts stage (run it first), rows also name their TorchScript file,
       # so models without an arch spec can be predicted from it.

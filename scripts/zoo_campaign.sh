@@ -19,7 +19,8 @@
 # the eager module are always measured), DEADLINE_S (520): seconds the whole campaign may take;
 # each stage gets what is left (a stage cut short keeps the rows it wrote: both write as they
 # go); WORKER_TIMEOUT_S (90): one `ftax validate` worker; MODEL_TIMEOUT_S (60): one model's
-# Python eager process; EAGER_ARGS: more options of validate_eager.py.
+# Python eager process; EAGER_ARGS: more options of validate_eager.py; BENCH_ARGS: more options
+# of `ftax bench` (e.g. --dtypes fp16).
 set -uo pipefail
 [ $# -eq 1 ] || { echo "usage: $0 K/N | MODEL,MODEL,...   (part K of N of the model zoo, or those models)" >&2; exit 2; }
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -1,8 +1,9 @@
 // `ftax bench`: microbenchmarks of one GPU host, written as a measurement file.
 //
 // GPU side: each kernel class is swept over sizes and dtypes through LibTorch (so cuBLAS and
-// cuDNN pick kernels as real runs do) and timed from CUPTI kernel records. CPU side: chains
-// of N tiny ops of one dispatch class per framework (LibTorch eager, TorchScript, CUDA graph
+// cuDNN pick kernels as real runs do) and timed from CUPTI kernel records, and so are the
+// convolution and pooling layers of a layer-shapes file (calibrate/layer_shapes.h), at the
+// shapes real models' layers have. CPU side: chains of N tiny ops of one dispatch class per framework (LibTorch eager, TorchScript, CUDA graph
 // replay, and Python eager through the host's python3), for several N, so that the cost per
 // dispatch (slope) and per call (intercept) separate. Rows are written to the output file as
 // they are measured; a point that fails (out of memory, unsupported dtype) is recorded under
@@ -33,6 +34,9 @@ struct BenchOptions {
   std::string output;                // measurement file (required)
   std::string python = "python3";    // interpreter for the pytorch-eager benchmark
   std::string eager_script;          // bench_eager.py to run; empty: the one beside the binary
+  // Layer shapes to time (calibrate/layer_shapes.h): a file, empty for the one shipped beside
+  // the binary (layer-shapes.json), "none" for no layer rows.
+  std::string layer_shapes;
   bool resume = false;               // keep the rows an earlier run wrote to `output`
 };
 

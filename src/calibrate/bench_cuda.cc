@@ -24,6 +24,7 @@
 #include "calibrate/helper_scripts.h"
 #include "calibrate/host_identity.h"
 #include "calibrate/kernel_tracer.h"
+#include "calibrate/layer_shapes.h"
 #include "common/percentile.h"
 #include "common/progress.h"
 #include "common/process.h"
@@ -114,8 +115,8 @@ class Bench {
   int64_t l2_bytes_ = -1;  // L2 cache size, read on first use
 
  public:
-  Bench(const BenchOptions& o, const ProgressFn& p, ResultWriter* w)
-      : opt_(o), progress_(p), out_(w), dev_(at::kCUDA, o.device) {
+  Bench(const BenchOptions& o, const LayerShapes& layers, const ProgressFn& p, ResultWriter* w)
+      : opt_(o), layers_(layers), progress_(p), out_(w), dev_(at::kCUDA, o.device) {
     for (const char* list : {"kernels", "dispatch"})
       for (const std::string& k : RowKeys(w->doc(), list)) done_.insert(k);
   }
@@ -141,6 +142,7 @@ class Bench {
     for (const std::string& d : opt_.dtypes) {
       if (Want("gemm")) Gemms(d);
       if (Want("conv") || Want("depthwise")) Convs(d);
+      if (Want("conv") || Want("depthwise") || Want("reduction")) Layers(d);
       if (Want("attention") || Want("attention_masked")) Attention(d);
       if (Want("elementwise")) Elementwise(d);
       if (Want("reduction") || Want("norm")) Reductions(d);
@@ -421,6 +423,51 @@ class Bench {
           });
         } catch (const std::exception& e) {
           Fail(label, e.what());
+        }
+      }
+    }
+  }
+
+  // The layers of the layer-shapes file at its batches (the smallest and largest only with
+  // --quick), each timed as the model runs it: weights rotating through copies that overflow
+  // the L2 cache, no bias (ATen adds a convolution's bias in a kernel of its own).
+  void Layers(const std::string& d) {
+    if (layers_.layers.empty()) return;
+    Say("layers " + d + " (" + std::to_string(layers_.layers.size()) + " shapes of " + layers_.path + ")");
+    std::vector<int64_t> batches = layers_.batches;
+    if (opt_.quick && batches.size() > 2) batches = {batches.front(), batches.back()};
+    for (int64_t nb : batches) {
+      for (const LayerShape& l : layers_.layers) {
+        const LayerWork lw = LayerKernelWork(l, nb, ElemSize(d));
+        if (!Want(lw.cls)) continue;
+        try {
+          std::vector<int64_t> xs = {nb, l.cin};
+          xs.insert(xs.end(), l.spatial.begin(), l.spatial.end());
+          at::Tensor x = at::randn(xs, Opts(d));
+          const bool two_d = l.spatial.size() == 2;
+          if (l.op == "conv") {
+            std::vector<int64_t> ws = {l.cout, l.cin / l.groups};
+            ws.insert(ws.end(), l.kernel.begin(), l.kernel.end());
+            std::vector<at::Tensor> w = ColdCopies(ws, d);
+            size_t i = 0;
+            KernelRow(lw.cls, d, lw.label, lw.work, [&] {
+              const at::Tensor& wi = w[i++ % w.size()];
+              if (two_d) at::conv2d(x, wi, {}, l.stride, l.pad, l.dilation, l.groups);
+              else at::conv1d(x, wi, {}, l.stride, l.pad, l.dilation, l.groups);
+            });
+          } else if (l.op == "max_pool") {
+            KernelRow(lw.cls, d, lw.label, lw.work, [&] {
+              if (two_d) at::max_pool2d(x, l.kernel, l.stride, l.pad, l.dilation, l.ceil_mode);
+              else at::max_pool1d(x, l.kernel, l.stride, l.pad, l.dilation, l.ceil_mode);
+            });
+          } else {
+            KernelRow(lw.cls, d, lw.label, lw.work, [&] {
+              if (two_d) at::avg_pool2d(x, l.kernel, l.stride, l.pad, l.ceil_mode);
+              else at::avg_pool1d(x, l.kernel, l.stride, l.pad, l.ceil_mode);
+            });
+          }
+        } catch (const std::exception& e) {
+          Fail(lw.label, e.what());
         }
       }
     }
@@ -749,6 +796,7 @@ class Bench {
   }
 
   const BenchOptions& opt_;
+  const LayerShapes& layers_;
   const ProgressFn& progress_;
   ResultWriter* out_;
   at::Device dev_;
@@ -772,6 +820,21 @@ Status RunBench(const BenchOptions& opt, const ProgressFn& progress) {
   for (const auto& d : opt.dtypes)
     if (d != "fp32" && d != "fp16" && d != "bf16")
       return InvalidInput("unknown dtype '" + d + "' (fp32, fp16, bf16)");
+  // The layer shapes are read before anything is measured: a bad file stops the run at once.
+  LayerShapes layers;
+  if (opt.layer_shapes != "none") {
+    std::string path = opt.layer_shapes;
+    if (path.empty()) {  // shipped beside the binary (calibrate/helper_scripts.h)
+      Expected<std::string> found = FindHelperScript("layer-shapes.json");
+      if (!found.ok())
+        return Status(found.status().code(), found.status().message() +
+                                                 " (or pass --layer-shapes FILE, or none to skip the layer rows)");
+      path = found.value();
+    }
+    Expected<LayerShapes> read = ReadLayerShapes(path);
+    if (!read.ok()) return read.status();
+    layers = std::move(read.value());
+  }
   cudaSetDevice(opt.device);
   json header = {{"schema_version", 1}, {"kind", "ftax-measurements"},
                  {"host", HostIdentity(opt.device)}, {"quick", opt.quick},
@@ -818,7 +881,8 @@ Status RunBench(const BenchOptions& opt, const ProgressFn& progress) {
       compile_modes += std::string(compile_modes.empty() ? "" : ",") + "reduce-overhead";
   }
   const bool want_eager = !modes.empty() || !compile_modes.empty();
-  Bench bench(opt, progress, &out);
+  if (!layers.layers.empty()) out.Set("layer_shapes", layers.path);
+  Bench bench(opt, layers, progress, &out);
   bench.Plan(opt.kernels, !eager_done && want_eager ? 1 : 0);
   auto t0 = Clock::now();
   if (opt.kernels) {  // kernel times are CUPTI's records: tracing stays on for the sweeps

@@ -25,6 +25,7 @@ struct BenchCliOptions {
   bool no_kernels = false;
   std::string output;
   std::string python = "python3";
+  std::string layer_shapes;
   bool resume = false;
 };
 
@@ -37,6 +38,7 @@ int RunBenchCommand(const BenchCliOptions& o) {
   b.python = o.python;
   b.resume = o.resume;
   b.classes = o.classes;
+  b.layer_shapes = o.layer_shapes;
   if (!o.dtypes.empty()) b.dtypes = o.dtypes;
   if (!o.frameworks.empty()) {
     auto fws = ParseFrameworkList(o.frameworks);
@@ -86,6 +88,10 @@ void SetupBenchCommand(CLI::App& app) {
   cmd->add_flag("--resume", opt->resume,
                 "keep the rows an interrupted run already wrote to -o and measure only the rest "
                 "(the file must come from this GPU)");
+  cmd->add_option("--layer-shapes", opt->layer_shapes,
+                  "convolution and pooling layers to time at real models' shapes (default: the "
+                  "layer-shapes.json shipped beside ftax, made from the zoo's calibration models; "
+                  "none: skip them)");
   cmd->add_option("--python", opt->python, "Python with torch for the pytorch-eager benchmark")
       ->capture_default_str();
   cmd->callback([opt] { ExitCode() = RunBenchCommand(*opt); });

@@ -101,7 +101,11 @@ bool VariantBelongsTo(KernelVariant v, KernelClass c) {
     case KernelVariant::kGemmNN:
     case KernelVariant::kGemmNNBias: return c == KernelClass::kGemm;
     case KernelVariant::kBroadcast: return c == KernelClass::kElementwise;
-    case KernelVariant::kPointwise: return c == KernelClass::kConv;
+    case KernelVariant::kPointwise:
+    case KernelVariant::kGrouped:
+    case KernelVariant::kPatchify: return c == KernelClass::kConv;
+    case KernelVariant::kLargeKernel: return c == KernelClass::kDepthwise;
+    case KernelVariant::kPool: return c == KernelClass::kReduction;
     case KernelVariant::kBatchNorm: return c == KernelClass::kNorm;
     case KernelVariant::kContiguous: return c == KernelClass::kCopy;
   }
@@ -198,6 +202,10 @@ const char* KernelVariantName(KernelVariant v) {
     case KernelVariant::kPointwise: return "pointwise";
     case KernelVariant::kBatchNorm: return "batch_norm";
     case KernelVariant::kContiguous: return "contiguous";
+    case KernelVariant::kGrouped: return "grouped";
+    case KernelVariant::kPatchify: return "patchify";
+    case KernelVariant::kLargeKernel: return "large_kernel";
+    case KernelVariant::kPool: return "pool";
   }
   return "";
 }

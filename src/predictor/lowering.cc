@@ -37,6 +37,31 @@ bool IsSlicing(const std::string& type) {
   return kSlicing.count(type) > 0;
 }
 
+
+// Windowed pooling (ATen's max_pool2d and avg_pool2d kernels, ONNX MaxPool and AveragePool);
+// global and adaptive pooling is a plain reduction.
+bool IsWindowPool(const std::string& type) {
+  static const std::set<std::string, std::less<>> kPools = {
+      "max_pool1d", "max_pool2d", "max_pool3d", "max_pool2d_with_indices", "avg_pool1d",
+      "avg_pool2d", "avg_pool3d", "MaxPool", "AveragePool", "LpPool"};
+  return kPools.count(type) > 0;
+}
+
+// A convolution whose stride equals its kernel along every spatial dim, the kernel larger than
+// one: non-overlapping patches (ViT's patch embedding, ConvNeXt's and Swin's stems). ONNX names
+// the attribute "strides", ATen's argument "stride"; a single value applies to every dim.
+bool IsPatchify(const Op& op, const Shape& weight) {
+  std::vector<int64_t> stride = op.IntsAttr("strides");
+  if (stride.empty()) stride = op.IntsAttr("stride");
+  const size_t spatial = weight.size() - 2;
+  if (stride.size() == 1 && spatial > 1) stride.assign(spatial, stride[0]);
+  if (stride.size() != spatial || spatial == 0) return false;
+  for (size_t i = 0; i < spatial; ++i) {
+    const int64_t k = weight[i + 2].value;
+    if (k <= 1 || stride[i] != k) return false;
+  }
+  return true;
+}
 // How an op type changes memory layout (looked up once per op; no hashing: the length picks
 // the few names to compare).
 LayoutKind Layout(const std::string& type) {
@@ -841,8 +866,16 @@ class Walker {
         k.flops = 2.0 * double(k.m) * double(k.n) * double(k.k) * double(groups);
         double bx = Bytes(op.inputs[0]), bw = Bytes(op.inputs[1]);
         k.bytes = bx + bw + out_bytes;
-        if (k.cls == KernelClass::kDepthwise) k.m = k.n = k.k = 0;
-        else if (kernel == 1) k.variant = KernelVariant::kPointwise;
+        if (k.cls == KernelClass::kDepthwise) {
+          k.m = k.n = k.k = 0;
+          if (kernel > 9) k.variant = KernelVariant::kLargeKernel;
+        } else if (groups > 1) {
+          k.variant = KernelVariant::kGrouped;
+        } else if (kernel == 1) {
+          k.variant = KernelVariant::kPointwise;
+        } else if (IsPatchify(op, *w)) {
+          k.variant = KernelVariant::kPatchify;
+        }
         break;
       }
       case KernelRecipe::kAttention: {
@@ -898,6 +931,7 @@ class Walker {
         k.bytes = in_bytes + total_out;
         double n = Numel(out);
         k.flops = (recipe == KernelRecipe::kElementwise ? 1.0 : 5.0) * std::max(n, 0.0);
+        if (recipe == KernelRecipe::kReduction && IsWindowPool(op.type)) k.variant = KernelVariant::kPool;
         if (recipe == KernelRecipe::kElementwise) {
           // An operand broadcast along a dimension (a bias row over a matrix) keeps ATen's
           // TensorIterator off its vectorized path.

@@ -30,13 +30,22 @@ enum class KernelVariant : uint8_t {
   kContiguous, // a copy that reads and writes contiguous blocks (cat, stack): it streams at
                // elementwise bandwidth, unlike the class's strided transpose, and is priced
                // with the elementwise class's parameters while counted as a copy
+  kGrouped,     // convolution with 1 < groups < channels (ResNeXt, RegNet): cuDNN's grouped
+                // kernels, far slower per FLOP than a dense convolution of the same work
+  kPatchify,    // convolution whose stride equals its kernel (> 1): the patch embedding of
+                // vision transformers and ConvNeXt's stem, one large-k GEMM-like kernel
+  kLargeKernel, // depthwise convolution with a kernel over 3x3 (5x5, 7x7): compute, not
+                // bandwidth, sets its time
+  kPool,        // windowed max or average pooling (not global): one pass over its input
 };
-constexpr int kNumKernelVariants = 7;
-// "", "nn", "nn_bias", "broadcast", "pointwise", "batch_norm", "contiguous"
+constexpr int kNumKernelVariants = 11;
+// "", "nn", "nn_bias", "broadcast", "pointwise", "batch_norm", "contiguous", "grouped",
+// "patchify", "large_kernel", "pool"
 const char* KernelVariantName(KernelVariant v);
 std::optional<KernelVariant> ParseKernelVariant(const std::string& name);
 // Whether `v` is a variant of class `c` (nn and nn_bias of gemm, broadcast of elementwise,
-// pointwise of conv, batch_norm of norm, contiguous of copy; plain of every class).
+// pointwise, grouped and patchify of conv, large_kernel of depthwise, batch_norm of norm, pool
+// of reduction, contiguous of copy; plain of every class).
 bool VariantBelongsTo(KernelVariant v, KernelClass c);
 
 struct KernelWork {

@@ -470,6 +470,66 @@ TEST(LoweringTest, OnnxBiasReadThroughIdentityFoldsIntoItsGemm) {
   EXPECT_EQ(w->kernels[0].cls, KernelClass::kGemm);
 }
 
+// Convolutions and poolings whose kernels differ from a dense convolution's or a reduction's
+// carry a variant of their own (the bench times each at real layers' shapes): aten ops read
+// stride and groups from their arguments, as the TorchScript loader stores them.
+TEST(LoweringTest, ConvolutionAndPoolingVariants) {
+  auto conv = [](std::vector<int64_t> x, std::vector<int64_t> w, std::vector<int64_t> y,
+                 std::vector<int64_t> stride, int64_t groups) {
+    Graph g;
+    g.tensors["x"] = T("x", x, DType::kFloat16);
+    g.tensors["w"] = T("w", w, DType::kFloat16, true);
+    g.tensors["y"] = T("y", y, DType::kFloat16);
+    Op op = MakeOp("aten", "conv2d", {"x", "w"}, {"y"});
+    op.attrs["stride"].kind = Attribute::Kind::kInts;
+    op.attrs["stride"].ints = stride;
+    op.attrs["groups"].kind = Attribute::Kind::kInt;
+    op.attrs["groups"].i = groups;
+    g.ops.push_back(op);
+    Expected<WorkList> wl = Lower(g, {Framework::kCudaGraphEager, DType::kFloat16});
+    EXPECT_TRUE(wl.ok()) << wl.status().message();
+    return wl.ok() && !wl->kernels.empty() ? wl->kernels.front() : KernelWork{};
+  };
+  // ViT-B/16's patch embedding.
+  KernelWork k = conv({1, 3, 224, 224}, {768, 3, 16, 16}, {1, 768, 14, 14}, {16, 16}, 1);
+  EXPECT_EQ(k.cls, KernelClass::kConv);
+  EXPECT_EQ(k.variant, KernelVariant::kPatchify);
+  EXPECT_EQ(k.m, 196);
+  EXPECT_EQ(k.k, 768);
+  // A 3x3 stride-1 convolution stays plain; a stride-2 3x3 too (overlapping windows).
+  EXPECT_EQ(conv({1, 64, 56, 56}, {64, 64, 3, 3}, {1, 64, 56, 56}, {1, 1}, 1).variant, KernelVariant::kPlain);
+  EXPECT_EQ(conv({1, 64, 56, 56}, {64, 64, 3, 3}, {1, 64, 28, 28}, {2, 2}, 1).variant, KernelVariant::kPlain);
+  // RegNet's grouped 3x3 (group width 8) and a grouped 1x1 (SqueezeBERT-like).
+  k = conv({1, 64, 56, 56}, {64, 8, 3, 3}, {1, 64, 56, 56}, {1, 1}, 8);
+  EXPECT_EQ(k.variant, KernelVariant::kGrouped);
+  EXPECT_EQ(k.batch, 8);
+  EXPECT_EQ(k.n, 8);
+  EXPECT_EQ(k.k, 72);
+  EXPECT_EQ(conv({1, 64, 56, 56}, {64, 16, 1, 1}, {1, 64, 56, 56}, {1, 1}, 4).variant, KernelVariant::kGrouped);
+  // Depthwise 3x3 is the plain depthwise class; 7x7 (ConvNeXt) its large-kernel variant.
+  k = conv({1, 96, 56, 56}, {96, 1, 3, 3}, {1, 96, 56, 56}, {1, 1}, 96);
+  EXPECT_EQ(k.cls, KernelClass::kDepthwise);
+  EXPECT_EQ(k.variant, KernelVariant::kPlain);
+  k = conv({1, 96, 56, 56}, {96, 1, 7, 7}, {1, 96, 56, 56}, {1, 1}, 96);
+  EXPECT_EQ(k.cls, KernelClass::kDepthwise);
+  EXPECT_EQ(k.variant, KernelVariant::kLargeKernel);
+  // Windowed pooling is the pool variant of the reduction class; global pooling is plain.
+  for (const char* type : {"max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"}) {
+    Graph g;
+    g.tensors["x"] = T("x", {1, 64, 112, 112}, DType::kFloat16);
+    g.tensors["y"] = T("y", {1, 64, 56, 56}, DType::kFloat16);
+    g.ops.push_back(MakeOp("aten", type, {"x"}, {"y"}));
+    Expected<WorkList> wl = Lower(g, {Framework::kCudaGraphEager, DType::kFloat16});
+    ASSERT_TRUE(wl.ok()) << wl.status().message();
+    ASSERT_FALSE(wl->kernels.empty()) << type;
+    EXPECT_EQ(wl->kernels[0].cls, KernelClass::kReduction) << type;
+    EXPECT_EQ(wl->kernels[0].variant,
+              std::string(type) == "adaptive_avg_pool2d" ? KernelVariant::kPlain : KernelVariant::kPool)
+        << type;
+    EXPECT_DOUBLE_EQ(wl->kernels[0].bytes, (64.0 * 112 * 112 + 64.0 * 56 * 56) * 2) << type;
+  }
+}
+
 TEST(LoweringTest, UnknownOpsAreListedNotSilent) {
   Graph g;
   g.tensors["x"] = T("x", {4, 4});

@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""Write the layer shapes `ftax bench` times: the convolutions and poolings of the calibration
+models, as their layers run them.
+
+ftax prices a kernel from the measured points ("anchors") nearest to it. The bench's own grids
+cover plain convolutions well and grouped, depthwise, large-kernel, patchify and pooling
+kernels hardly at all, so a new model's layers of those kinds fell outside anything measured.
+This script reads the calibration models of the zoo's fixed split (data/zoo/split.json; never
+an evaluation model) from the structure-only ONNX files of the parity corpus
+(tests/data/parity/NAME.onnx.xz), binds their inputs at batch 1, runs ONNX shape inference and
+keeps every Conv, MaxPool and AveragePool node's geometry (channels, spatial size, kernel,
+stride, padding, dilation, groups), one row per distinct geometry with the models it came from.
+A small grid of patchify convolutions (kernel equal to stride, the patch embedding of vision
+transformers and ConvNeXt) is added, since each model has one such layer and its width varies.
+
+`ftax bench` reads the file (data/zoo/layer-shapes.json, found beside the binary once
+installed) and times every row at batch 1, 8 and 64 (kernel rows labelled "layer ...").
+
+Usage (needs the `onnx` Python package; run from the checkout):
+  python3 scripts/layer_shapes.py [-o data/zoo/layer-shapes.json] [--max-conv 160]
+"""
+import argparse
+import json
+import lzma
+import os
+import sys
+
+try:
+    import onnx
+    from onnx import shape_inference
+except ImportError:
+    sys.exit("layer_shapes.py: needs the onnx package (python3 -m pip install onnx)")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Patch embeddings beyond the calibration models' own: patch size x (channels in, channels out)
+# at a 224 px image, so that a model's patchify layer lies within an octave of measured ones.
+PATCH_GRID = [(4, 3, 96), (4, 3, 128), (4, 3, 192), (8, 3, 384), (14, 3, 768), (14, 3, 1024),
+              (16, 3, 192), (16, 3, 384), (16, 3, 768), (16, 3, 1024), (32, 3, 768), (32, 3, 1024)]
+
+
+def dims_of(vi):
+    return [d.dim_value if d.HasField("dim_value") else None for d in vi.type.tensor_type.shape.dim]
+
+
+def bind_inputs(model, shapes):
+    """Fix the graph inputs' dims to the corpus's --input-shape values (batch 1)."""
+    for inp in model.graph.input:
+        if inp.name not in shapes:
+            continue
+        want = [int(x) for x in shapes[inp.name].split("x")]
+        dims = inp.type.tensor_type.shape.dim
+        if len(dims) != len(want):
+            continue
+        for d, v in zip(dims, want):
+            d.ClearField("dim_param")
+            d.dim_value = v
+
+
+def attr(node, name, default):
+    for a in node.attribute:
+        if a.name == name:
+            if a.type == onnx.AttributeProto.INTS:
+                return list(a.ints)
+            if a.type == onnx.AttributeProto.INT:
+                return a.i
+            if a.type == onnx.AttributeProto.STRING:
+                return a.s.decode()
+    return default
+
+
+def layers_of(name, path, shapes):
+    model = onnx.load_from_string(lzma.open(path).read())
+    bind_inputs(model, shapes)
+    try:
+        model = shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
+    except Exception as e:  # noqa: BLE001 - the model is reported, never dropped silently
+        print(f"{name}: shape inference failed: {e}", file=sys.stderr)
+        return [], 1
+    known = {}
+    for vi in list(model.graph.value_info) + list(model.graph.input) + list(model.graph.output):
+        known[vi.name] = dims_of(vi)
+    for init in model.graph.initializer:
+        known[init.name] = list(init.dims)
+    rows, unresolved = [], 0
+    for node in model.graph.node:
+        if node.op_type not in ("Conv", "MaxPool", "AveragePool"):
+            continue
+        x = known.get(node.input[0])
+        if not x or any(v is None for v in x) or len(x) not in (3, 4):
+            unresolved += 1
+            continue
+        nd = len(x) - 2
+        spatial = x[2:]
+        if node.op_type == "Conv":
+            w = known.get(node.input[1])
+            if not w or any(v is None for v in w):
+                unresolved += 1
+                continue
+            kernel = list(w[2:])
+            row = {"op": "conv", "cin": x[1], "cout": w[0], "groups": attr(node, "group", 1)}
+        else:
+            kernel = attr(node, "kernel_shape", [1] * nd)
+            row = {"op": "max_pool" if node.op_type == "MaxPool" else "avg_pool", "cin": x[1],
+                   "cout": x[1], "groups": 1}
+            if attr(node, "ceil_mode", 0):
+                row["ceil_mode"] = True
+        pads = attr(node, "pads", [0] * (2 * nd))
+        if attr(node, "auto_pad", "NOTSET") not in ("NOTSET", ""):
+            unresolved += 1
+            continue
+        row.update({"spatial": spatial, "kernel": kernel, "stride": attr(node, "strides", [1] * nd),
+                    "pad": pads[:nd], "dilation": attr(node, "dilations", [1] * nd)})
+        if pads[:nd] != pads[nd:]:
+            row["pad_end"] = pads[nd:]
+        rows.append(row)
+    return rows, unresolved
+
+
+def key(row):
+    return json.dumps({k: v for k, v in row.items() if k not in ("models", "count")}, sort_keys=True)
+
+
+def kind(row):
+    """The family a row stands for, used to keep every kind when the conv rows are capped."""
+    if row["op"] != "conv":
+        return row["op"]
+    k = row["kernel"]
+    if row["groups"] > 1 and row["groups"] == row["cin"]:
+        return "depthwise" if max(k) <= 3 else "depthwise_large"
+    if row["groups"] > 1:
+        return "grouped"
+    if k == row["stride"] and max(k) > 1:
+        return "patchify"
+    return "pointwise" if max(k) == 1 else "dense"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-o", "--output", default=os.path.join(ROOT, "data/zoo/layer-shapes.json"))
+    ap.add_argument("--max-conv", type=int, default=160,
+                    help="keep at most this many convolution rows (the most frequent of each kind)")
+    args = ap.parse_args()
+    split = json.load(open(os.path.join(ROOT, "data/zoo/split.json")))
+    corpus = json.load(open(os.path.join(ROOT, "tests/data/parity/corpus.json")))
+    merged, report = {}, {}
+    for name in split["calibration"]:
+        entry = corpus.get(name)
+        if not entry or "onnx" not in entry.get("forms", {}):
+            report[name] = "no ONNX file in the parity corpus"
+            continue
+        rows, unresolved = layers_of(name, os.path.join(ROOT, "tests/data/parity", entry["forms"]["onnx"]),
+                                     entry["inputs"])
+        report[name] = f"{len(rows)} layers" + (f", {unresolved} with unresolved shapes" if unresolved else "")
+        for r in rows:
+            m = merged.setdefault(key(r), dict(r, models=[], count=0))
+            m["count"] += 1
+            if name not in m["models"]:
+                m["models"].append(name)
+    for p, cin, cout in PATCH_GRID:
+        r = {"op": "conv", "cin": cin, "cout": cout, "groups": 1, "spatial": [224, 224],
+             "kernel": [p, p], "stride": [p, p], "pad": [0, 0], "dilation": [1, 1]}
+        m = merged.setdefault(key(r), dict(r, models=[], count=0))
+        m.setdefault("grid", True)
+    rows = sorted(merged.values(), key=lambda r: (r["op"], kind(r), -r["count"], key(r)))
+    # Cap the convolutions: per kind, the most frequent geometries first, round-robin.
+    convs = [r for r in rows if r["op"] == "conv"]
+    by_kind = {}
+    for r in convs:
+        by_kind.setdefault(kind(r), []).append(r)
+    kept, i = [], 0
+    while len(kept) < min(args.max_conv, len(convs)):
+        for rs in by_kind.values():
+            if i < len(rs) and len(kept) < args.max_conv:
+                kept.append(rs[i])
+        i += 1
+    rows = [r for r in rows if r["op"] != "conv"] + sorted(kept, key=lambda r: (kind(r), -r["count"], key(r)))
+    for r in rows:
+        r["kind"] = kind(r)
+    doc = {
+        "schema_version": 1,
+        "kind": "ftax-layer-shapes",
+        "about": "Convolution and pooling geometries of the calibration models (data/zoo/split.json), "
+                 "at batch 1, with a grid of patchify convolutions; ftax bench times each at batch 1, 8 "
+                 "and 64. Made by scripts/layer_shapes.py from tests/data/parity.",
+        "models": report,
+        "batches": [1, 8, 64],
+        "layers": rows,
+    }
+    tmp = args.output + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, args.output)
+    kinds = {}
+    for r in rows:
+        kinds[r["kind"]] = kinds.get(r["kind"], 0) + 1
+    print(f"{args.output}: {len(rows)} layers ({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))}) "
+          f"of {len(convs)} distinct convolutions")
+    for name, what in report.items():
+        print(f"  {name}: {what}")
+
+
+if __name__ == "__main__":
+    main()

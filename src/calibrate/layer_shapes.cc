@@ -1,0 +1,174 @@
+#include "calibrate/layer_shapes.h"
+
+#include <functional>
+#include <numeric>
+
+#include "common/json_file.h"
+
+namespace ftax {
+namespace {
+
+using nlohmann::json;
+
+std::string Join(const std::vector<int64_t>& v, const char* sep) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + std::to_string(v[i]);
+  return s;
+}
+
+int64_t Product(const std::vector<int64_t>& v) {
+  return std::accumulate(v.begin(), v.end(), int64_t(1), std::multiplies<int64_t>());
+}
+
+// Reads field `key` of `row` as positive (or, with `zero_ok`, non-negative) integers, one per
+// spatial dim; absent and optional: `fallback` repeated.
+Status ReadInts(const json& row, const char* key, size_t dims, bool zero_ok, int64_t fallback,
+                const std::string& where, std::vector<int64_t>* out) {
+  out->clear();
+  if (!row.contains(key)) {
+    if (fallback < 0) return InvalidInput(where + "." + key + ": missing");
+    out->assign(dims, fallback);
+    return Status::Ok();
+  }
+  const json& v = row.at(key);
+  if (!v.is_array() || (dims && v.size() != dims))
+    return InvalidInput(where + "." + key + ": expected " + (dims ? std::to_string(dims) : "1 or 2") +
+                        " integers, one per spatial dim");
+  for (const json& e : v) {
+    if (!e.is_number_integer()) return InvalidInput(where + "." + key + ": expected integers");
+    const int64_t x = e.get<int64_t>();
+    if (x < (zero_ok ? 0 : 1) || x > (int64_t(1) << 20))
+      return InvalidInput(where + "." + key + ": " + std::to_string(x) + " is out of range");
+    out->push_back(x);
+  }
+  return Status::Ok();
+}
+
+Status ReadPositive(const json& row, const char* key, const std::string& where, int64_t* out) {
+  if (!row.contains(key) || !row.at(key).is_number_integer())
+    return InvalidInput(where + "." + key + ": expected a positive integer");
+  *out = row.at(key).get<int64_t>();
+  if (*out < 1 || *out > (int64_t(1) << 20))
+    return InvalidInput(where + "." + key + ": " + std::to_string(*out) + " is out of range");
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::vector<int64_t> LayerOutputSpatial(const LayerShape& l) {
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < l.spatial.size(); ++i) {
+    const int64_t span = l.spatial[i] + 2 * l.pad[i] - l.dilation[i] * (l.kernel[i] - 1) - 1;
+    if (span < 0) {
+      out.push_back(0);
+      continue;
+    }
+    int64_t o = (l.ceil_mode ? (span + l.stride[i] - 1) / l.stride[i] : span / l.stride[i]) + 1;
+    // With ceil mode the last window must still start inside the input or its left padding.
+    if (l.ceil_mode && (o - 1) * l.stride[i] >= l.spatial[i] + l.pad[i]) --o;
+    out.push_back(o);
+  }
+  return out;
+}
+
+Expected<LayerShapes> LayerShapesFromJson(const json& doc, const std::string& where) {
+  if (!doc.is_object() || doc.value("kind", "") != "ftax-layer-shapes")
+    return InvalidInput(where + ": not a layer-shapes file (kind must be \"ftax-layer-shapes\")");
+  LayerShapes s;
+  s.path = where;
+  if (!doc.contains("batches") || !doc["batches"].is_array() || doc["batches"].empty())
+    return InvalidInput(where + ".batches: expected a non-empty array of batch sizes");
+  for (const json& b : doc["batches"]) {
+    if (!b.is_number_integer() || b.get<int64_t>() < 1 || b.get<int64_t>() > 4096)
+      return InvalidInput(where + ".batches: expected integers in 1..4096");
+    s.batches.push_back(b.get<int64_t>());
+  }
+  if (!doc.contains("layers") || !doc["layers"].is_array())
+    return InvalidInput(where + ".layers: expected an array");
+  for (size_t i = 0; i < doc["layers"].size(); ++i) {
+    const json& row = doc["layers"][i];
+    const std::string at = where + ".layers[" + std::to_string(i) + "]";
+    if (!row.is_object()) return InvalidInput(at + ": expected an object");
+    LayerShape l;
+    l.op = row.value("op", "");
+    if (l.op != "conv" && l.op != "max_pool" && l.op != "avg_pool")
+      return InvalidInput(at + ".op: '" + l.op + "' is not conv, max_pool or avg_pool");
+    Status st = ReadPositive(row, "cin", at, &l.cin);
+    if (st.ok()) st = ReadPositive(row, "cout", at, &l.cout);
+    if (!st.ok()) return st;
+    l.groups = 1;
+    if (row.contains("groups")) {
+      st = ReadPositive(row, "groups", at, &l.groups);
+      if (!st.ok()) return st;
+    }
+    if (l.cin % l.groups || l.cout % l.groups)
+      return InvalidInput(at + ".groups: " + std::to_string(l.groups) + " does not divide the channels (" +
+                          std::to_string(l.cin) + " in, " + std::to_string(l.cout) + " out)");
+    if (l.op != "conv" && (l.cin != l.cout || l.groups != 1))
+      return InvalidInput(at + ": a pooling keeps its channels (cin == cout, groups 1)");
+    st = ReadInts(row, "spatial", 0, false, -1, at, &l.spatial);
+    if (!st.ok()) return st;
+    const size_t dims = l.spatial.size();
+    if (dims < 1 || dims > 2) return InvalidInput(at + ".spatial: 1 or 2 spatial dims are supported");
+    st = ReadInts(row, "kernel", dims, false, -1, at, &l.kernel);
+    if (st.ok()) st = ReadInts(row, "stride", dims, false, 1, at, &l.stride);
+    if (st.ok()) st = ReadInts(row, "pad", dims, true, 0, at, &l.pad);
+    if (st.ok()) st = ReadInts(row, "dilation", dims, false, 1, at, &l.dilation);
+    if (!st.ok()) return st;
+    if (row.contains("ceil_mode")) {
+      if (!row["ceil_mode"].is_boolean()) return InvalidInput(at + ".ceil_mode: expected true or false");
+      l.ceil_mode = row["ceil_mode"].get<bool>();
+    }
+    l.kind = row.value("kind", "");
+    for (int64_t o : LayerOutputSpatial(l))
+      if (o < 1) return InvalidInput(at + ": the kernel is larger than the padded input (no output)");
+    s.layers.push_back(std::move(l));
+  }
+  return s;
+}
+
+Expected<LayerShapes> ReadLayerShapes(const std::string& path) {
+  Expected<json> doc = ReadJsonFile(path, "layer shapes");
+  if (!doc.ok()) return doc.status();
+  return LayerShapesFromJson(doc.value(), path);
+}
+
+LayerWork LayerKernelWork(const LayerShape& l, int64_t batch, int elem_size) {
+  const std::vector<int64_t> out = LayerOutputSpatial(l);
+  const double es = elem_size;
+  const double in_elems = double(batch * l.cin) * double(Product(l.spatial));
+  const double out_elems = double(batch * l.cout) * double(Product(out));
+  LayerWork w;
+  w.label = "layer " + l.op + " n" + std::to_string(batch) + " " + std::to_string(l.cin) + "->" +
+            std::to_string(l.cout) + " " + Join(l.spatial, "x") + " k" + Join(l.kernel, "x") + " s" +
+            Join(l.stride, "x") + " p" + Join(l.pad, "x") +
+            (Product(l.dilation) > 1 ? " d" + Join(l.dilation, "x") : "") + " g" +
+            std::to_string(l.groups) + (l.ceil_mode ? " ceil" : "");
+  if (l.op != "conv") {  // the lowering's reduction recipe: 5 FLOPs per output, in + out bytes
+    w.cls = "reduction";
+    w.work = {{"flops", 5.0 * out_elems}, {"bytes", (in_elems + out_elems) * es}, {"variant", "pool"}};
+    return w;
+  }
+  // As lowering.cc prices a convolution: m outputs per group, n channels, k the depth.
+  const int64_t cin_g = l.cin / l.groups, kernel = Product(l.kernel);
+  const int64_t m = batch * Product(out), n = l.cout / l.groups, k = cin_g * kernel;
+  const double weight_elems = double(l.cout) * double(cin_g) * double(kernel);
+  const bool depthwise = l.groups > 1 && cin_g == 1 && l.groups == l.cin;
+  w.cls = depthwise ? "depthwise" : "conv";
+  w.work = {{"flops", 2.0 * double(m) * double(n) * double(k) * double(l.groups)},
+            {"bytes", (in_elems + weight_elems + out_elems) * es}};
+  if (depthwise) {
+    w.work.update({{"m", 0}, {"n", 0}, {"k", 0}, {"batch", 1}});
+    if (kernel > 9) w.work["variant"] = "large_kernel";
+    return w;
+  }
+  w.work.update({{"m", m}, {"n", n}, {"k", k}, {"batch", l.groups}});
+  bool patchify = kernel > 1;
+  for (size_t i = 0; i < l.kernel.size(); ++i) patchify = patchify && l.kernel[i] > 1 && l.stride[i] == l.kernel[i];
+  if (l.groups > 1) w.work["variant"] = "grouped";
+  else if (kernel == 1) w.work["variant"] = "pointwise";
+  else if (patchify) w.work["variant"] = "patchify";
+  return w;
+}
+
+}  // namespace ftax

@@ -1,0 +1,199 @@
+#include "calibrate/layer_shapes.h"
+
+#include <gtest/gtest.h>
+
+#include "predictor/lowering.h"
+
+namespace ftax {
+namespace {
+
+using nlohmann::json;
+
+const std::string kShipped = std::string(FTAX_SOURCE_DIR) + "/data/zoo/layer-shapes.json";
+
+TensorInfo T(const std::string& name, const std::vector<int64_t>& dims, bool init = false) {
+  TensorInfo t;
+  t.name = name;
+  t.dtype = DType::kFloat16;
+  t.has_shape = true;
+  for (int64_t v : dims) t.shape.push_back(Dim::Known(v));
+  t.is_initializer = init;
+  return t;
+}
+
+// The layer as an ONNX Conv, MaxPool or AveragePool node, lowered for CUDA graphs.
+KernelWork Lowered(const LayerShape& l, int64_t batch) {
+  Graph g;
+  std::vector<int64_t> x = {batch, l.cin}, y = {batch, l.cout};
+  x.insert(x.end(), l.spatial.begin(), l.spatial.end());
+  for (int64_t o : LayerOutputSpatial(l)) y.push_back(o);
+  g.tensors["x"] = T("x", x);
+  g.tensors["y"] = T("y", y);
+  Op op;
+  op.name = "layer";
+  op.outputs = {"y"};
+  std::vector<int64_t> pads = l.pad;
+  pads.insert(pads.end(), l.pad.begin(), l.pad.end());
+  auto ints = [](std::vector<int64_t> v) {
+    Attribute a;
+    a.kind = Attribute::Kind::kInts;
+    a.ints = std::move(v);
+    return a;
+  };
+  op.attrs["strides"] = ints(l.stride);
+  op.attrs["pads"] = ints(pads);
+  op.attrs["kernel_shape"] = ints(l.kernel);
+  if (l.op == "conv") {
+    std::vector<int64_t> w = {l.cout, l.cin / l.groups};
+    w.insert(w.end(), l.kernel.begin(), l.kernel.end());
+    g.tensors["w"] = T("w", w, true);
+    op.type = "Conv";
+    op.inputs = {"x", "w"};
+    op.attrs["dilations"] = ints(l.dilation);
+    Attribute group;
+    group.kind = Attribute::Kind::kInt;
+    group.i = l.groups;
+    op.attrs["group"] = group;
+  } else {
+    op.type = l.op == "max_pool" ? "MaxPool" : "AveragePool";
+    op.inputs = {"x"};
+  }
+  g.ops.push_back(op);
+  g.inputs = {"x"};
+  g.outputs = {"y"};
+  Expected<WorkList> w = Lower(g, {Framework::kCudaGraph, DType::kFloat16});
+  EXPECT_TRUE(w.ok()) << w.status().message();
+  if (!w.ok() || w->kernels.empty()) return {};
+  return w->kernels.front();
+}
+
+// Every shipped layer is measured as the work the predictor gives the same layer: the same
+// class, variant, GEMM-like shape, FLOPs and bytes, so each row anchors what it stands for.
+TEST(LayerShapesTest, ShippedLayersAreTheLoweringsWork) {
+  Expected<LayerShapes> s = ReadLayerShapes(kShipped);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_GE(s->layers.size(), 100u);
+  std::map<std::string, int> variants;
+  for (const LayerShape& l : s->layers) {
+    for (int64_t n : {int64_t(1), int64_t(8)}) {
+      const LayerWork lw = LayerKernelWork(l, n, 2);
+      const KernelWork k = Lowered(l, n);
+      SCOPED_TRACE(lw.label);
+      EXPECT_EQ(lw.cls, KernelClassName(k.cls));
+      const std::string v = lw.work.value("variant", "");
+      EXPECT_EQ(v, KernelVariantName(k.variant));
+      EXPECT_EQ(lw.work.value("m", int64_t(0)), k.m);
+      EXPECT_EQ(lw.work.value("n", int64_t(0)), k.n);
+      EXPECT_EQ(lw.work.value("k", int64_t(0)), k.k);
+      EXPECT_DOUBLE_EQ(lw.work.at("flops").get<double>(), k.flops);
+      EXPECT_DOUBLE_EQ(lw.work.at("bytes").get<double>(), k.bytes);
+      ++variants[lw.cls + "/" + v];
+    }
+  }
+  // The kinds the plain grids missed are all there.
+  for (const char* v : {"conv/grouped", "conv/patchify", "conv/pointwise", "conv/", "depthwise/",
+                        "depthwise/large_kernel", "reduction/pool"})
+    EXPECT_GT(variants[v], 0) << v;
+}
+
+TEST(LayerShapesTest, HandCountedConvolutions) {
+  LayerShape l;
+  l.op = "conv";
+  l.cin = 64;
+  l.cout = 128;
+  l.groups = 32;  // ResNeXt's grouped 3x3: 4 channels a group
+  l.spatial = {56, 56};
+  l.kernel = {3, 3};
+  l.stride = {2, 2};
+  l.pad = {1, 1};
+  l.dilation = {1, 1};
+  EXPECT_EQ(LayerOutputSpatial(l), (std::vector<int64_t>{28, 28}));
+  LayerWork w = LayerKernelWork(l, 2, 2);
+  EXPECT_EQ(w.cls, "conv");
+  EXPECT_EQ(w.work["variant"], "grouped");
+  EXPECT_EQ(w.work["m"], 2 * 28 * 28);
+  EXPECT_EQ(w.work["n"], 4);
+  EXPECT_EQ(w.work["k"], 2 * 9);
+  EXPECT_EQ(w.work["batch"], 32);
+  EXPECT_DOUBLE_EQ(w.work["flops"].get<double>(), 2.0 * (2 * 28 * 28) * 4 * 18 * 32);
+  EXPECT_DOUBLE_EQ(w.work["bytes"].get<double>(),
+                   (2.0 * 64 * 56 * 56 + 128.0 * 2 * 9 + 2.0 * 128 * 28 * 28) * 2);
+  EXPECT_EQ(w.label, "layer conv n2 64->128 56x56 k3x3 s2x2 p1x1 g32");
+  // ViT-B/16's patch embedding: 16x16 patches, no overlap.
+  l.cin = 3;
+  l.cout = 768;
+  l.groups = 1;
+  l.spatial = {224, 224};
+  l.kernel = l.stride = {16, 16};
+  l.pad = {0, 0};
+  w = LayerKernelWork(l, 1, 2);
+  EXPECT_EQ(w.work["variant"], "patchify");
+  EXPECT_EQ(w.work["m"], 196);
+  EXPECT_EQ(w.work["k"], 768);
+  // ConvNeXt's depthwise 7x7.
+  l.cin = l.cout = l.groups = 96;
+  l.spatial = {56, 56};
+  l.kernel = {7, 7};
+  l.stride = {1, 1};
+  l.pad = {3, 3};
+  w = LayerKernelWork(l, 1, 2);
+  EXPECT_EQ(w.cls, "depthwise");
+  EXPECT_EQ(w.work["variant"], "large_kernel");
+  // A max pool 3x3 stride 2 over 148 px: 73 windows, 74 with ceil mode (the last one starts
+  // inside the input); over 147, 73 either way.
+  LayerShape p;
+  p.op = "max_pool";
+  p.cin = p.cout = 64;
+  p.spatial = {148, 148};
+  p.kernel = {3, 3};
+  p.stride = {2, 2};
+  p.pad = {0, 0};
+  p.dilation = {1, 1};
+  EXPECT_EQ(LayerOutputSpatial(p)[0], 73);
+  p.ceil_mode = true;
+  EXPECT_EQ(LayerOutputSpatial(p)[0], 74);
+  p.spatial = {147, 147};
+  EXPECT_EQ(LayerOutputSpatial(p)[0], 73);
+  w = LayerKernelWork(p, 1, 2);
+  EXPECT_EQ(w.cls, "reduction");
+  EXPECT_EQ(w.work["variant"], "pool");
+}
+
+TEST(LayerShapesTest, BadRowsAreNamed) {
+  const json good = {{"kind", "ftax-layer-shapes"},
+                     {"batches", {1, 8}},
+                     {"layers", {{{"op", "conv"}, {"cin", 8}, {"cout", 8}, {"groups", 2},
+                                  {"spatial", {14, 14}}, {"kernel", {3, 3}}}}}};
+  ASSERT_TRUE(LayerShapesFromJson(good, "f.json").ok());
+  struct Case {
+    const char* what;
+    std::function<void(json&)> edit;
+    const char* message;
+  };
+  const std::vector<Case> cases = {
+      {"kind", [](json& j) { j["kind"] = "x"; }, "not a layer-shapes file"},
+      {"batches", [](json& j) { j["batches"] = json::array(); }, "f.json.batches"},
+      {"op", [](json& j) { j["layers"][0]["op"] = "gemm"; }, "f.json.layers[0].op"},
+      {"groups", [](json& j) { j["layers"][0]["groups"] = 3; }, "does not divide"},
+      {"zero channels", [](json& j) { j["layers"][0]["cin"] = 0; }, "f.json.layers[0].cin"},
+      {"kernel dims", [](json& j) { j["layers"][0]["kernel"] = {3}; }, "f.json.layers[0].kernel"},
+      {"stride 0", [](json& j) { j["layers"][0]["stride"] = {0, 1}; }, "f.json.layers[0].stride"},
+      {"no output", [](json& j) { j["layers"][0]["kernel"] = {30, 30}; }, "no output"},
+      {"3-D", [](json& j) { j["layers"][0]["spatial"] = {4, 4, 4}; }, "spatial dims"},
+      {"pool channels", [](json& j) { j["layers"][0]["op"] = "max_pool"; }, "keeps its channels"},
+  };
+  for (const Case& c : cases) {
+    json j = good;
+    c.edit(j);
+    Expected<LayerShapes> s = LayerShapesFromJson(j, "f.json");
+    ASSERT_FALSE(s.ok()) << c.what;
+    EXPECT_EQ(s.status().code(), ErrorCode::kInvalidInput) << c.what;
+    EXPECT_NE(s.status().message().find(c.message), std::string::npos) << c.what << ": " << s.status().message();
+  }
+  Expected<LayerShapes> missing = ReadLayerShapes("/nonexistent/layer-shapes.json");
+  EXPECT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("/nonexistent/layer-shapes.json"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ftax
