@@ -10,31 +10,38 @@ an evaluation model) from the structure-only ONNX files of the parity corpus
 (tests/data/parity/NAME.onnx.xz), binds their inputs at batch 1, runs ONNX shape inference and
 keeps every Conv, MaxPool and AveragePool node's geometry (channels, spatial size, kernel,
 stride, padding, dilation, groups), one row per distinct geometry with the models it came from.
-A small grid of patchify convolutions (kernel equal to stride, the patch embedding of vision
-transformers and ConvNeXt) is added, since each model has one such layer and its width varies.
+Two small grids are added: patchify convolutions (an image of 3 channels cut into patches:
+kernel equal to stride, the patch embedding of vision transformers and ConvNeXt's stem), since
+each model has one such layer and its width varies, and grouped 3x3 convolutions of 4 to 64
+channels a group, since the calibration models' grouped layers all have 8.
 
 `ftax bench` reads the file (data/zoo/layer-shapes.json, found beside the binary once
 installed) and times every row at batch 1, 8 and 64 (kernel rows labelled "layer ...").
 
 Usage (needs the `onnx` Python package; run from the checkout):
   python3 scripts/layer_shapes.py [-o data/zoo/layer-shapes.json] [--max-conv 160]
+  python3 scripts/layer_shapes.py --restate IN.json OUT.json   (layer rows of an older bench)
 """
 import argparse
 import json
 import lzma
 import os
+import re
 import sys
 
 try:
     import onnx
     from onnx import shape_inference
-except ImportError:
-    sys.exit("layer_shapes.py: needs the onnx package (python3 -m pip install onnx)")
+except ImportError:  # only making the file needs it (--restate does not)
+    onnx = None
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Patch embeddings beyond the calibration models' own: patch size x (channels in, channels out)
 # at a 224 px image, so that a model's patchify layer lies within an octave of measured ones.
+# Grouped 3x3 convolutions beyond the calibration models' own (RegNet-Y's 8 channels a group):
+# channels per group x (channels, spatial size), as ResNeXt- and RegNet-style stages have them.
+GROUPED_GRID = [(gw, c, hw) for gw in (4, 16, 32, 64) for c, hw in ((128, 56), (256, 28), (512, 14))]
 PATCH_GRID = [(4, 3, 96), (4, 3, 128), (4, 3, 192), (8, 3, 384), (14, 3, 768), (14, 3, 1024),
               (16, 3, 192), (16, 3, 384), (16, 3, 768), (16, 3, 1024), (32, 3, 768), (32, 3, 1024)]
 
@@ -130,17 +137,108 @@ def kind(row):
         return "depthwise" if max(k) <= 3 else "depthwise_large"
     if row["groups"] > 1:
         return "grouped"
-    if k == row["stride"] and max(k) > 1:
+    if k == row["stride"] and max(k) > 1 and row["cin"] <= 4:
         return "patchify"
     return "pointwise" if max(k) == 1 else "dense"
 
 
+LABEL = re.compile(r"^layer (conv|max_pool|avg_pool) n(\d+) (\d+)->(\d+) ([\dx]+) k([\dx]+) s([\dx]+) p([\dx]+)"
+                   r"(?: d([\dx]+))? g(\d+)( ceil)?$")
+
+
+def ints(text):
+    return [int(v) for v in text.split("x")]
+
+
+def layer_work(label, elem_size):
+    """The work fields `ftax bench` writes for a layer row today (src/calibrate/layer_shapes.cc,
+    LayerKernelWork), from the row's label: (class, fields)."""
+    m = LABEL.match(label)
+    if not m:
+        return None
+    op, n, cin, cout = m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4))
+    spatial, kernel, stride, pad = ints(m.group(5)), ints(m.group(6)), ints(m.group(7)), ints(m.group(8))
+    dil = ints(m.group(9)) if m.group(9) else [1] * len(spatial)
+    groups, ceil = int(m.group(10)), bool(m.group(11))
+    out = []
+    for i in range(len(spatial)):
+        span = spatial[i] + 2 * pad[i] - dil[i] * (kernel[i] - 1) - 1
+        o = ((span + stride[i] - 1) // stride[i] if ceil else span // stride[i]) + 1
+        if ceil and (o - 1) * stride[i] >= spatial[i] + pad[i]:
+            o -= 1
+        out.append(o)
+    prod = lambda v: eval("*".join(map(str, v)) or "1")  # noqa: E731
+    in_e, out_e = n * cin * prod(spatial), n * cout * prod(out)
+    if op != "conv":
+        return "reduction", {"flops": 5.0 * out_e, "bytes": float((in_e + out_e) * elem_size), "variant": "pool"}
+    cin_g, ka = cin // groups, prod(kernel)
+    mm, nn, kk = n * prod(out), cout // groups, cin_g * ka
+    w = {"flops": 2.0 * mm * nn * kk * groups, "bytes": float((in_e + cout * cin_g * ka + out_e) * elem_size)}
+    if groups > 1 and cin_g == 1 and groups == cin:
+        if ka > 9:
+            w.update({"m": mm, "n": cout, "k": ka, "batch": 1, "variant": "large_kernel"})
+        else:
+            w.update({"m": 0, "n": 0, "k": 0, "batch": 1})
+        return "depthwise", w
+    w.update({"m": mm, "n": nn, "k": kk, "batch": groups})
+    if groups > 1:
+        w["variant"] = "grouped"
+    elif ka == 1:
+        w["variant"] = "pointwise"
+    elif ka > 1 and cin_g <= 4 and kernel == stride and min(kernel) > 1:
+        w["variant"] = "patchify"
+    return "conv", w
+
+
+def restate(src, dst):
+    """Rewrite the work fields of a measurement file's layer rows as the bench writes them now
+    (a file measured by an earlier bench: its times are kept, only the description of the work
+    changes). Checks first that the fields this script recomputes equal the file's FLOPs and
+    bytes, so a label it misreads stops it."""
+    doc = json.load(open(src))
+    changed = 0
+    for row in doc["kernels"]:
+        if not row.get("label", "").startswith("layer "):
+            continue
+        got = layer_work(row["label"], 4 if row["dtype"] == "fp32" else 2)
+        if got is None:
+            sys.exit(f"{src}: cannot read the label '{row['label']}'")
+        cls, w = got
+        if abs(w["flops"] - row["flops"]) > 1e-6 * max(1.0, row["flops"]) or abs(w["bytes"] - row["bytes"]) > 1e-6 * row["bytes"]:
+            sys.exit(f"{src}: '{row['label']}': FLOPs or bytes differ from the file's; not restated")
+        before = {k: row.get(k) for k in ("m", "n", "k", "batch", "variant")}
+        row["class"] = cls
+        for k in ("m", "n", "k", "batch"):
+            if k in w:
+                row[k] = w[k]
+        if "variant" in w:
+            row["variant"] = w["variant"]
+        else:
+            row.pop("variant", None)
+        changed += before != {k: row.get(k) for k in ("m", "n", "k", "batch", "variant")}
+    doc.setdefault("notes", []).append(f"layer rows restated by scripts/layer_shapes.py --restate ({changed} changed)")
+    tmp = dst + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, dst)
+    print(f"{dst}: {changed} layer rows restated")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--restate", nargs=2, metavar=("IN", "OUT"),
+                    help="rewrite the work fields of a measurement file's layer rows as the bench writes them now")
     ap.add_argument("-o", "--output", default=os.path.join(ROOT, "data/zoo/layer-shapes.json"))
     ap.add_argument("--max-conv", type=int, default=160,
-                    help="keep at most this many convolution rows (the most frequent of each kind)")
+                    help="keep at most this many of the models' convolution rows (the most frequent of each "
+                         "kind; the grids are kept whole)")
     args = ap.parse_args()
+    if args.restate:
+        restate(*args.restate)
+        return
+    if onnx is None:
+        sys.exit("layer_shapes.py: needs the onnx package (python3 -m pip install onnx)")
     split = json.load(open(os.path.join(ROOT, "data/zoo/split.json")))
     corpus = json.load(open(os.path.join(ROOT, "tests/data/parity/corpus.json")))
     merged, report = {}, {}
@@ -162,9 +260,15 @@ def main():
              "kernel": [p, p], "stride": [p, p], "pad": [0, 0], "dilation": [1, 1]}
         m = merged.setdefault(key(r), dict(r, models=[], count=0))
         m.setdefault("grid", True)
+    for gw, c, hw in GROUPED_GRID:
+        r = {"op": "conv", "cin": c, "cout": c, "groups": c // gw, "spatial": [hw, hw],
+             "kernel": [3, 3], "stride": [1, 1], "pad": [1, 1], "dilation": [1, 1]}
+        m = merged.setdefault(key(r), dict(r, models=[], count=0))
+        m.setdefault("grid", True)
     rows = sorted(merged.values(), key=lambda r: (r["op"], kind(r), -r["count"], key(r)))
     # Cap the convolutions: per kind, the most frequent geometries first, round-robin.
-    convs = [r for r in rows if r["op"] == "conv"]
+    convs = [r for r in rows if r["op"] == "conv" and not r.get("grid")]
+    grid = [r for r in rows if r.get("grid")]
     by_kind = {}
     for r in convs:
         by_kind.setdefault(kind(r), []).append(r)
@@ -174,7 +278,7 @@ def main():
             if i < len(rs) and len(kept) < args.max_conv:
                 kept.append(rs[i])
         i += 1
-    rows = [r for r in rows if r["op"] != "conv"] + sorted(kept, key=lambda r: (kind(r), -r["count"], key(r)))
+    rows = [r for r in rows if r["op"] != "conv"] + sorted(kept + grid, key=lambda r: (kind(r), -r["count"], key(r)))
     for r in rows:
         r["kind"] = kind(r)
     doc = {

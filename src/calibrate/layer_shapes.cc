@@ -158,12 +158,14 @@ LayerWork LayerKernelWork(const LayerShape& l, int64_t batch, int elem_size) {
   w.work = {{"flops", 2.0 * double(m) * double(n) * double(k) * double(l.groups)},
             {"bytes", (in_elems + weight_elems + out_elems) * es}};
   if (depthwise) {
-    w.work.update({{"m", 0}, {"n", 0}, {"k", 0}, {"batch", 1}});
-    if (kernel > 9) w.work["variant"] = "large_kernel";
+    if (kernel > 9)  // shaped: outputs per channel, channels, kernel area (as the lowering)
+      w.work.update({{"m", m}, {"n", l.cout}, {"k", kernel}, {"batch", 1}, {"variant", "large_kernel"}});
+    else
+      w.work.update({{"m", 0}, {"n", 0}, {"k", 0}, {"batch", 1}});
     return w;
   }
   w.work.update({{"m", m}, {"n", n}, {"k", k}, {"batch", l.groups}});
-  bool patchify = kernel > 1;
+  bool patchify = kernel > 1 && cin_g <= 4;  // an image cut into patches (lowering.cc)
   for (size_t i = 0; i < l.kernel.size(); ++i) patchify = patchify && l.kernel[i] > 1 && l.stride[i] == l.kernel[i];
   if (l.groups > 1) w.work["variant"] = "grouped";
   else if (kernel == 1) w.work["variant"] = "pointwise";

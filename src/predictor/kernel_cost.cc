@@ -58,8 +58,10 @@ struct AnchorQuery {
         qb(shaped ? Log2Pos(double(std::max<int64_t>(k.batch, 1))) : 0),
         qbytes(Log2Pos(k.bytes)) {}
   double Dist2(const KernelAnchor& a) const {
-    if (shaped != Shaped(a.m, a.n, a.k)) return -1.0;
-    if (!shaped) return (qbytes - a.lbytes) * (qbytes - a.lbytes);
+    // An anchor without a shape is compared by bytes (a shaped large-kernel depthwise kernel
+    // falling back to the class's plain anchors); a shaped anchor only with a shaped kernel.
+    if (!Shaped(a.m, a.n, a.k)) return (qbytes - a.lbytes) * (qbytes - a.lbytes);
+    if (!shaped) return -1.0;
     return (qm - a.lm) * (qm - a.lm) + (qn - a.ln) * (qn - a.ln) + (qk - a.lk) * (qk - a.lk) +
            (qb - a.lb) * (qb - a.lb);
   }

@@ -9,7 +9,7 @@
 //
 // A profile may keep measured points ("anchors") per class. The time of a kernel near them is
 // the model's, times the measured-over-modelled ratio of the nearest anchors of its variant,
-// interpolated in log space over (m, n, k, batch), or over bytes for classes without a GEMM
+// interpolated in log space over (m, n, k, batch), or over bytes for anchors without a GEMM
 // shape: exact at an anchor, a geometric blend between anchors, and fading back to the bare
 // model beyond one octave from the nearest. A variant without anchors uses the plain ones.
 //

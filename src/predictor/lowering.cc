@@ -47,10 +47,14 @@ bool IsWindowPool(const std::string& type) {
   return kPools.count(type) > 0;
 }
 
-// A convolution whose stride equals its kernel along every spatial dim, the kernel larger than
-// one: non-overlapping patches (ViT's patch embedding, ConvNeXt's and Swin's stems). ONNX names
-// the attribute "strides", ATen's argument "stride"; a single value applies to every dim.
+// A convolution that cuts the input image into non-overlapping patches: at most 4 input
+// channels, its stride equal to its kernel (> 1) along every spatial dim (ViT's patch
+// embedding, ConvNeXt's and Swin's stems). cuDNN runs it with a kernel of its own, several
+// times slower than a downsampling layer of the same GEMM shape over many channels (a 2x2
+// stride-2 convolution of 192 channels), which stays a plain convolution. ONNX names the
+// attribute "strides", ATen's argument "stride"; a single value applies to every dim.
 bool IsPatchify(const Op& op, const Shape& weight) {
+  if (weight.size() < 3 || weight[1].value > 4) return false;
   std::vector<int64_t> stride = op.IntsAttr("strides");
   if (stride.empty()) stride = op.IntsAttr("stride");
   const size_t spatial = weight.size() - 2;
@@ -867,8 +871,17 @@ class Walker {
         double bx = Bytes(op.inputs[0]), bw = Bytes(op.inputs[1]);
         k.bytes = bx + bw + out_bytes;
         if (k.cls == KernelClass::kDepthwise) {
-          k.m = k.n = k.k = 0;
-          if (kernel > 9) k.variant = KernelVariant::kLargeKernel;
+          // A depthwise kernel is priced by its bytes; a large-kernel one by its geometry too
+          // (outputs per channel, channels, kernel area), since 5x5 and 7x7 layers of equal
+          // bytes differ in time.
+          if (kernel > 9) {
+            k.variant = KernelVariant::kLargeKernel;
+            k.n = cout;
+            k.k = int64_t(kernel);
+            k.batch = 1;
+          } else {
+            k.m = k.n = k.k = 0;
+          }
         } else if (groups > 1) {
           k.variant = KernelVariant::kGrouped;
         } else if (kernel == 1) {

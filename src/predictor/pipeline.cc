@@ -56,6 +56,19 @@ ClassParams ResolveClassParams(const HostProfile& profile, KernelClass cls, DTyp
     used = KernelKey(cls, other);
     if (kp) c.notes.push_back("no " + key + " parameters in profile: used " + used);
   }
+  // A memory-bound class moves bytes, which the kernel's work already counts in its own
+  // element size: a profile benchmarked in half precision alone (`ftax bench --dtypes fp16`)
+  // prices the few fp32 kernels of a half-precision model (batch norm's statistics, a mask)
+  // with the half-precision bandwidth, and says so.
+  if (!kp && dtype == DType::kFloat32 && !IsComputeClass(cls)) {
+    for (DType other : {DType::kFloat16, DType::kBFloat16}) {
+      kp = profile.gpu.Find(cls, other);
+      if (!kp) continue;
+      used = KernelKey(cls, other);
+      c.notes.push_back("no " + key + " parameters in profile: used " + used + " (memory bound: priced by bytes)");
+      break;
+    }
+  }
   if (!kp && cls == KernelClass::kDepthwise) {
     kp = profile.gpu.Find(KernelClass::kElementwise, dtype);
     if (kp) c.notes.push_back("no " + key + " parameters in profile: priced as elementwise");

@@ -139,6 +139,17 @@ TEST(LayerShapesTest, HandCountedConvolutions) {
   w = LayerKernelWork(l, 1, 2);
   EXPECT_EQ(w.cls, "depthwise");
   EXPECT_EQ(w.work["variant"], "large_kernel");
+  EXPECT_EQ(w.work["m"], 56 * 56);
+  EXPECT_EQ(w.work["n"], 96);
+  EXPECT_EQ(w.work["k"], 49);
+  // ConvNeXt's 2x2 stride-2 downsampling over 96 channels: not an image cut into patches.
+  l.groups = 1;
+  l.cout = 192;
+  l.kernel = l.stride = {2, 2};
+  l.pad = {0, 0};
+  w = LayerKernelWork(l, 1, 2);
+  EXPECT_EQ(w.cls, "conv");
+  EXPECT_FALSE(w.work.contains("variant"));
   // A max pool 3x3 stride 2 over 148 px: 73 windows, 74 with ceil mode (the last one starts
   // inside the input); over 147, 73 either way.
   LayerShape p;

@@ -496,6 +496,9 @@ TEST(LoweringTest, ConvolutionAndPoolingVariants) {
   EXPECT_EQ(k.variant, KernelVariant::kPatchify);
   EXPECT_EQ(k.m, 196);
   EXPECT_EQ(k.k, 768);
+  // ConvNeXt's 2x2 stride-2 downsampling over 192 channels has the same GEMM shape as a patch
+  // embedding but runs cuDNN's ordinary kernels: plain.
+  EXPECT_EQ(conv({1, 192, 28, 28}, {384, 192, 2, 2}, {1, 384, 14, 14}, {2, 2}, 1).variant, KernelVariant::kPlain);
   // A 3x3 stride-1 convolution stays plain; a stride-2 3x3 too (overlapping windows).
   EXPECT_EQ(conv({1, 64, 56, 56}, {64, 64, 3, 3}, {1, 64, 56, 56}, {1, 1}, 1).variant, KernelVariant::kPlain);
   EXPECT_EQ(conv({1, 64, 56, 56}, {64, 64, 3, 3}, {1, 64, 28, 28}, {2, 2}, 1).variant, KernelVariant::kPlain);
@@ -510,9 +513,14 @@ TEST(LoweringTest, ConvolutionAndPoolingVariants) {
   k = conv({1, 96, 56, 56}, {96, 1, 3, 3}, {1, 96, 56, 56}, {1, 1}, 96);
   EXPECT_EQ(k.cls, KernelClass::kDepthwise);
   EXPECT_EQ(k.variant, KernelVariant::kPlain);
-  k = conv({1, 96, 56, 56}, {96, 1, 7, 7}, {1, 96, 56, 56}, {1, 1}, 96);
+  EXPECT_EQ(k.m, 0);  // priced by bytes
+  k = conv({2, 96, 56, 56}, {96, 1, 7, 7}, {2, 96, 56, 56}, {1, 1}, 96);
   EXPECT_EQ(k.cls, KernelClass::kDepthwise);
   EXPECT_EQ(k.variant, KernelVariant::kLargeKernel);
+  EXPECT_EQ(k.m, 2 * 56 * 56);  // and by its geometry
+  EXPECT_EQ(k.n, 96);
+  EXPECT_EQ(k.k, 49);
+  EXPECT_EQ(k.batch, 1);
   // Windowed pooling is the pool variant of the reduction class; global pooling is plain.
   for (const char* type : {"max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"}) {
     Graph g;

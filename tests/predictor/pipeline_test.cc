@@ -244,6 +244,22 @@ TEST(PipelineTest, MissingKernelClassIsNamed) {
   EXPECT_NE(rp.status().message().find("gemm/fp32"), std::string::npos);
 }
 
+// A profile benchmarked in half precision alone prices an fp32 memory-bound kernel (batch
+// norm's statistics in a half-precision CNN) with the fp16 class, by its bytes, and says so; a
+// compute-bound class has no such fallback.
+TEST(PipelineTest, Fp32MemoryBoundKernelsFallBackToHalfPrecision) {
+  HostProfile prof = testing::SyntheticProfile();
+  prof.gpu.kernels.erase("elementwise/fp32");
+  prof.gpu.kernels.erase("gemm/fp32");
+  ClassParams c = ResolveClassParams(prof, KernelClass::kElementwise, DType::kFloat32);
+  ASSERT_TRUE(c.found);
+  EXPECT_EQ(c.used_key, "elementwise/fp16");
+  EXPECT_EQ(c.own, nullptr);  // no range of its own to check against
+  ASSERT_FALSE(c.notes.empty());
+  EXPECT_NE(c.notes[0].find("no elementwise/fp32 parameters in profile: used elementwise/fp16"), std::string::npos);
+  EXPECT_FALSE(ResolveClassParams(prof, KernelClass::kGemm, DType::kFloat32).found);
+}
+
 TEST(PipelineTest, SamplingKeepsParametersNonNegative) {
   HostProfile prof = testing::SyntheticProfile();
   prof.frameworks["libtorch-eager"].call_us = Param::Of(0.1, 100);  // huge uncertainty
