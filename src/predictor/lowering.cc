@@ -318,6 +318,32 @@ class Walker {
     return true;
   }
 
+  // A traced op on CPU scalars: its outputs have rank 0, and every tensor input is a 0-d tensor
+  // whose value ftax knows (a size turned into a tensor by the trace, a constant of the code)
+  // or the output of another such op (Swin's `(C // heads) ** -0.5`, whose value is not
+  // carried). The op runs where its inputs are: on the CPU.
+  bool IsHostScalarArithmetic(const Op& op) {
+    if (op.outputs.empty()) return false;
+    auto rank0 = [this](const std::string& name) {
+      const TensorInfo* t = Find(name);
+      return t && t->has_shape && t->shape.empty();
+    };
+    int tensor_inputs = 0;
+    for (const std::string& in : op.inputs) {
+      if (in.empty()) continue;
+      const TensorInfo* t = Find(in);
+      if (!t || !t->has_shape) continue;  // not a tensor (a list, a scalar argument)
+      ++tensor_inputs;
+      if (!rank0(in)) return false;
+      if (!(t->int_values || t->float_values) && !InSet(host_scalars_, in)) return false;
+    }
+    if (tensor_inputs == 0) return false;
+    for (const std::string& o : op.outputs)
+      if (!rank0(o)) return false;
+    for (const std::string& o : op.outputs) AddToSet(host_scalars_, o);
+    return true;
+  }
+
   // Exporters write F.gelu (erf form) as x * (1 + erf(x / sqrt(2))) * 0.5: Div (or Mul),
   // Erf, Add, Mul, Mul, each intermediate read by the next op only. PyTorch runs the module as
   // one GELU kernel, so the five ops are priced as that kernel (reading x, writing the result)
@@ -727,6 +753,15 @@ class Walker {
     }
     const bool onnx = !IsAten(op.domain);
     if (onnx && rule.recipe != KernelRecipe::kNone && IsShapeArithmetic(op)) return Status::Ok();
+    // A trace records Python's int arithmetic on sizes (Swin's window padding: floor_divide,
+    // remainder, rsub on 0-d tensors made from sizes) as aten ops on CPU scalars. They launch
+    // no GPU kernel and are no node of a CUDA graph; the eager module runs them as Python ints
+    // (no op at all), the TorchScript interpreter as CPU ops (a dispatch each). CUPTI, H100,
+    // Swin-T fp16 batch 1: 400 kernels per replay, where pricing these 225 ops gave 578.
+    if (!onnx && rule.recipe != KernelRecipe::kNone && IsHostScalarArithmetic(op)) {
+      if (!RunsPythonCode()) Dispatch(DispatchClass::kView, index, int(work_.kernels.size()));
+      return Status::Ok();
+    }
     if (rule.bias_foldable && IsFoldedBias(op)) return Status::Ok();
     if (!rule.dispatch) return Status::Ok();
 
@@ -770,8 +805,11 @@ class Walker {
 
     const int first = int(work_.kernels.size());
     const double repeat = std::max(1.0, op.repeat);
+    // torch.roll over several dims rolls one dim at a time, a kernel each (ATen's roll_cuda;
+    // CUPTI, H100, Swin-T: 20 roll kernels for its 10 two-dim rolls).
+    const int per_call = IsAten(op.domain) && op.type == "roll" ? std::max<int>(1, int(op.IntsAttr("dims").size())) : 1;
     for (int r = 0; r < int(repeat); ++r) {
-      if (recipe != KernelRecipe::kNone) {
+      for (int c = 0; c < per_call && recipe != KernelRecipe::kNone; ++c) {
         Status s = AddKernels(index, op, recipe);
         if (!s.ok()) return s;
       }
@@ -1115,6 +1153,13 @@ class Walker {
 
   // Whether the model's eager code runs uncaptured (Python or LibTorch eager), free to look
   // at its tensors' values, rather than traced or captured.
+  // The model's Python code runs (Python eager, a graph captured from it, torch.compile):
+  // Python's own int arithmetic is no op.
+  bool RunsPythonCode() const {
+    return IsPythonEager(opt_.framework) || opt_.framework == Framework::kCudaGraphEager ||
+           IsTorchCompile(opt_.framework);
+  }
+
   bool RunsEagerCode() const {
     return IsPythonEager(opt_.framework) || opt_.framework == Framework::kLibtorchEager;
   }
@@ -1182,6 +1227,7 @@ class Walker {
   TensorSet strided_;
   TensorSet sliced_;  // outputs of slices, chunks and splits (views, in general not contiguous)
   TensorSet attention_out_;
+  TensorSet host_scalars_;  // 0-d tensors on the CPU (IsHostScalarArithmetic)
   std::map<std::string, int> unknown_;
   std::map<std::string, int> generic_;
   std::unordered_map<int, OnnxAttention> attention_;  // last MatMul -> the attention it ends

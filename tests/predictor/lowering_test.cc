@@ -538,6 +538,48 @@ TEST(LoweringTest, ConvolutionAndPoolingVariants) {
   }
 }
 
+// A trace turns Python's int arithmetic on sizes into aten ops on 0-d CPU tensors (Swin's
+// window padding): no GPU kernel, no op at all for code that runs in Python, a CPU dispatch
+// for the TorchScript interpreter. What they compute can still scale a GPU tensor, which is a
+// kernel. torch.roll over two dims is two kernels.
+TEST(LoweringTest, HostScalarArithmeticLaunchesNoKernel) {
+  Graph g;
+  TensorInfo h = T("h", {});
+  h.dtype = DType::kInt64;
+  h.int_values = std::vector<int64_t>{56};
+  TensorInfo seven = h;
+  seven.name = "seven";
+  seven.int_values = std::vector<int64_t>{7};
+  seven.is_initializer = true;  // a constant of the code
+  g.tensors["h"] = h;
+  g.tensors["seven"] = seven;
+  g.tensors["q"] = T("q", {});  // no value carried: still a CPU scalar, from CPU scalars
+  g.tensors["q"].dtype = DType::kInt64;
+  g.tensors["p"] = T("p", {});
+  g.tensors["x"] = T("x", {1, 56, 56, 96}, DType::kFloat16);
+  g.tensors["y"] = T("y", {1, 56, 56, 96}, DType::kFloat16);
+  g.tensors["z"] = T("z", {1, 56, 56, 96}, DType::kFloat16);
+  g.ops.push_back(MakeOp("aten", "floor_divide", {"h", "seven"}, {"q"}));
+  g.ops.push_back(MakeOp("aten", "pow", {"q"}, {"p"}));
+  g.ops.push_back(MakeOp("aten", "mul", {"x", "p"}, {"y"}));
+  Op roll = MakeOp("aten", "roll", {"y"}, {"z"});
+  roll.attrs["dims"].kind = Attribute::Kind::kInts;
+  roll.attrs["dims"].ints = {1, 2};
+  g.ops.push_back(roll);
+  for (Framework f : {Framework::kCudaGraphEager, Framework::kPytorchEager, Framework::kTorchscript}) {
+    Expected<WorkList> w = Lower(g, {f, DType::kFloat16});
+    ASSERT_TRUE(w.ok()) << w.status().message();
+    SCOPED_TRACE(FrameworkName(f));
+    ASSERT_EQ(w->kernels.size(), 3u);  // the mul and two roll passes
+    EXPECT_EQ(w->kernels[0].op_index, 2);
+    EXPECT_EQ(w->kernels[1].op_index, 3);
+    EXPECT_EQ(w->kernels[2].op_index, 3);
+    EXPECT_DOUBLE_EQ(w->kernels[2].bytes, 2.0 * 56 * 56 * 96 * 2);
+    // Python's ints are no op; the interpreter dispatches the two scalar ops on the CPU.
+    EXPECT_EQ(w->dispatches.size(), f == Framework::kTorchscript ? 4u : 2u);
+  }
+}
+
 TEST(LoweringTest, UnknownOpsAreListedNotSilent) {
   Graph g;
   g.tensors["x"] = T("x", {4, 4});
