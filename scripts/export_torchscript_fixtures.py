@@ -14,7 +14,7 @@ Modes:
                     ResNet (basic and bottleneck), MobileNetV2 and ViT with an ONNX twin each.
   --full            tests/data/torchscript/full/ (not committed): ResNet-18/50, MobileNetV2,
                     ViT-B/16, BERT-base and GPT-2 at full size, each as .pt and .onnx; the
-                    parity test (tests/graph/torchscript_parity_torch_test.cc) runs on them
+                    parity test (FullParity in tests/graph/torchscript_loader_torch_test.cc) runs on them
                     when present.
 
 Usage:

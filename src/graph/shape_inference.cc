@@ -1392,6 +1392,15 @@ Status DepthSpace(InferCtx& c) {
   if (b < 1 || !CheckedMul(b, b, &bb)) return c.Bad("blocksize " + std::to_string(b) + " is out of range");
   Shape out = x;
   bool to_space = c.op.type == "DepthToSpace";
+  // The block must divide what it splits: the channels (DepthToSpace), the height and width
+  // (SpaceToDepth); ONNX Runtime refuses such a model, and a truncated shape would be wrong.
+  if (to_space && x[1].known() && x[1].value % bb)
+    return c.Bad("blocksize " + std::to_string(b) + ": its square " + std::to_string(bb) +
+                 " does not divide the " + std::to_string(x[1].value) + " input channels");
+  for (int k = 2; k < 4 && !to_space; ++k)
+    if (x[k].known() && x[k].value % b)
+      return c.Bad("blocksize " + std::to_string(b) + " does not divide input dim " + std::to_string(k) +
+                   " (" + std::to_string(x[k].value) + ")");
   auto div = [&](const Dim& d) { return d.known() ? Dim::Known(d.value / bb) : Dim{}; };
   out[1] = to_space ? div(x[1]) : MulDim(x[1], Dim::Known(bb));
   for (int k = 2; k < 4; ++k)

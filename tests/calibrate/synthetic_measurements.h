@@ -46,7 +46,7 @@ struct SyntheticSpec {
   double kernel_gap_us = -1;  // >= 0: add GPU-bound libtorch-eager rows with this gap
 };
 
-// Parameters in the range of an H200 (GPU.md), for realism only; the tests check recovery.
+// Parameters in the range of an H200 (validation/h200/), for realism only; the tests check recovery.
 inline SyntheticSpec H200LikeSpec() {
   SyntheticSpec s;
   s.name = "synthetic-h200like";

@@ -157,6 +157,15 @@ def make_models():
     save_model("depth_to_space_blocksize0",
                [helper.make_node("DepthToSpace", ["x"], ["y"], name="d2s0", blocksize=0)],
                [vi("x", [1, 16, 4, 4])], [vi("y", None)])
+    save_model("depth_to_space_indivisible",
+               [helper.make_node("DepthToSpace", ["x"], ["y"], name="d2s1", blocksize=2)],
+               [vi("x", [1, 18, 4, 4])], [vi("y", None)])
+    save_model("space_to_depth_blocksize0",
+               [helper.make_node("SpaceToDepth", ["x"], ["y"], name="s2d0", blocksize=0)],
+               [vi("x", [1, 3, 4, 4])], [vi("y", None)])
+    save_model("space_to_depth_indivisible",
+               [helper.make_node("SpaceToDepth", ["x"], ["y"], name="s2d1", blocksize=2)],
+               [vi("x", [1, 3, 5, 4])], [vi("y", None)])
     # A model name that tries to break out of the gnuplot title string.
     shutil.copy(os.path.join(ROOT, "tests/data/onnx/tiny_mlp.onnx"),
                 os.path.join(CASES, "quote';system('" + INJECT + "');'.onnx"))
@@ -388,6 +397,11 @@ def make_model_cases():
     inspect("huge_dims_concat", 2, ["node 'cat0' (Concat): invalid: concatenated size overflows int64"])
     inspect("pad_overflow", 2, ["node 'pad0' (Pad): invalid: padded size overflows int64"])
     inspect("depth_to_space_blocksize0", 2, ["node 'd2s0' (DepthToSpace): invalid: blocksize 0 is out of range"])
+    inspect("depth_to_space_indivisible", 2,
+            ["node 'd2s1' (DepthToSpace): invalid: blocksize 2: its square 4 does not divide the 18 input channels"])
+    inspect("space_to_depth_blocksize0", 2, ["node 's2d0' (SpaceToDepth): invalid: blocksize 0 is out of range"])
+    inspect("space_to_depth_indivisible", 2,
+            ["node 's2d1' (SpaceToDepth): invalid: blocksize 2 does not divide input dim 2 (5)"])
     # Work bounded by the model's size: 31 nested Ifs walk in well under the time limit.
     case("inspect_nested_if_31", ["inspect", "{cases}/nested_if_31.onnx", "--format", "json"], 0, [],
          ["\"ops\": 62,", "If node 'if31': condition is not a constant"], timeout_s=20)
