@@ -97,6 +97,21 @@ int AnchorKernels(const KernelWork& k, const KernelParams& p) {
   return 1;
 }
 
+AnchorReach ReachOf(const KernelWork& k, const KernelParams& p) {
+  if (p.anchors.empty()) return AnchorReach::kNoAnchors;
+  const AnchorQuery q(k);
+  bool any_of_variant = false;
+  double best = -1;
+  for (const KernelAnchor& a : p.anchors) {
+    if (a.variant != k.variant) continue;
+    any_of_variant = true;
+    const double d2 = q.Dist2(a);
+    if (d2 >= 0 && (best < 0 || d2 < best)) best = d2;
+  }
+  if (!any_of_variant) return k.variant == KernelVariant::kPlain ? AnchorReach::kFar : AnchorReach::kVariantUnmeasured;
+  return best >= 0 && std::sqrt(best) <= kReach ? AnchorReach::kNear : AnchorReach::kFar;
+}
+
 bool VariantBelongsTo(KernelVariant v, KernelClass c) {
   switch (v) {
     case KernelVariant::kPlain: return true;

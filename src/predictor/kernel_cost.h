@@ -48,6 +48,13 @@ double AnchorFactor(const KernelWork& k, const KernelParams& p);
 int AnchorKernels(const KernelWork& k, const KernelParams& p);
 bool LibraryChoosesKernels(KernelClass c);
 
+// Whether `k` lies among what the profile measured for its class: near a measured point of its
+// own variant (within the one octave an anchor reaches), beyond every one of them (the fitted
+// curve prices it), or of a variant with no measured points (the plain ones price it). A class
+// without anchors is kNoAnchors.
+enum class AnchorReach : uint8_t { kNear, kFar, kVariantUnmeasured, kNoAnchors };
+AnchorReach ReachOf(const KernelWork& k, const KernelParams& p);
+
 // An anchor at the work of `w` (variant, shape, FLOPs, bytes), measured at `us`; and back: the
 // work an anchor stands for (class and dtype are the caller's).
 KernelAnchor AnchorOfWork(const KernelWork& w, double us, double kernels = 1);

@@ -1,6 +1,7 @@
 #include "predictor/pipeline.h"
 
 #include <algorithm>
+#include <set>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -39,6 +40,7 @@ ProfileCache::Value ComputeAnchor(const KernelWork& work, const KernelParams& pa
   ProfileCache::Value v;
   v.factor = AnchorFactor(work, params);
   if (LibraryChoosesKernels(work.cls)) v.kernels = AnchorKernels(work, params);
+  v.reach = ReachOf(work, params);
   return v;
 }
 
@@ -217,6 +219,7 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
   std::array<std::array<const KernelParams*, kDTypes>, kNumKernelClasses> own{}, used_params{};
   for (auto& row : slot) row.fill(-1);
   std::map<std::string, int> out_of_range;
+  std::set<std::pair<std::string, std::pair<KernelVariant, AnchorReach>>> uncovered;
   rp.theta_index.reserve(work.kernels.size());
   rp.anchor_factor.reserve(work.kernels.size());
   rp.kernel_nodes.reserve(work.kernels.size());
@@ -286,6 +289,9 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
       }
       factor = v.factor;
       nodes = v.kernels;
+      if (k.variant != KernelVariant::kPlain &&
+          (v.reach == AnchorReach::kFar || v.reach == AnchorReach::kVariantUnmeasured))
+        uncovered.insert({KernelKey(pc, k.dtype), {k.variant, v.reach}});
     }
     rp.anchor_factor.push_back(factor);
     rp.kernel_nodes.push_back(nodes);
@@ -299,6 +305,18 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
   for (const auto& [key, n] : out_of_range)
     rp.notes.push_back(std::to_string(n) + " " + key +
                        " kernels are larger than anything the profile measured (extrapolated)");
+  // Kernels of a variant (grouped, patchify, large-kernel, pool, ...) outside what the profile
+  // measured for their kind (a grouped convolution of other channels per group than any
+  // benchmarked layer): priced all the same, and said so.
+  for (const auto& [key, what] : uncovered) {
+    const std::string variant = KernelVariantName(what.first);
+    if (what.second == AnchorReach::kVariantUnmeasured)
+      rp.notes.push_back(key + " " + variant + " kernels: the profile keeps no measured " + variant +
+                         " point (priced from the class's plain points and curve)");
+    else
+      rp.notes.push_back(key + " " + variant +
+                         " kernels lie over an octave from every measured point of their kind (priced by the class's curve)");
+  }
   return rp;
 }
 

@@ -105,6 +105,7 @@ class ProfileCache {
   struct Value {
     double factor = 1.0;
     int kernels = 1;
+    AnchorReach reach = AnchorReach::kNoAnchors;
   };
   ProfileCache();
   ~ProfileCache();

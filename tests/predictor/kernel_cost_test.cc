@@ -136,6 +136,40 @@ TEST(KernelCostTest, KernelCountsComeFromTheNearestAnchor) {
   EXPECT_FALSE(LibraryChoosesKernels(KernelClass::kElementwise));
 }
 
+// Whether a kernel lies among the measured points of its kind, for the prediction's notes.
+TEST(KernelCostTest, ReachSaysWhetherAKernelWasMeasuredNearby) {
+  KernelParams p = GemmParams();
+  EXPECT_EQ(ReachOf(Gemm(512, 512, 512), p), AnchorReach::kNoAnchors);
+  p.anchors = {AnchorAt(Gemm(512, 512, 512), 20), AnchorAt(Gemm(512, 512, 512, KernelVariant::kGemmNN), 25)};
+  p = Prepared(p);
+  EXPECT_EQ(ReachOf(Gemm(512, 512, 512), p), AnchorReach::kNear);
+  EXPECT_EQ(ReachOf(Gemm(700, 512, 512), p), AnchorReach::kNear);  // under half an octave
+  EXPECT_EQ(ReachOf(Gemm(4096, 512, 512), p), AnchorReach::kFar);  // three octaves in m
+  EXPECT_EQ(ReachOf(Gemm(512, 512, 512, KernelVariant::kGemmNN), p), AnchorReach::kNear);
+  EXPECT_EQ(ReachOf(Gemm(512, 512, 4096, KernelVariant::kGemmNN), p), AnchorReach::kFar);
+  EXPECT_EQ(ReachOf(Gemm(512, 512, 512, KernelVariant::kGemmNNBias), p), AnchorReach::kVariantUnmeasured);
+  // A shaped kernel among anchors without a shape is placed by its bytes.
+  KernelParams dw;
+  dw.floor_us = Param::Of(2);
+  dw.bandwidth_gbps = Param::Of(1000);
+  KernelWork a;
+  a.cls = KernelClass::kDepthwise;
+  a.bytes = 1 << 20;
+  dw.anchors = {AnchorAt(a, 5)};
+  GpuParams g;
+  g.num_sms = kSms;
+  g.kernels["depthwise/fp16"] = dw;
+  PrepareAnchors(&g);
+  dw = g.kernels["depthwise/fp16"];
+  KernelWork large = a;
+  large.m = 3136;
+  large.n = 96;
+  large.k = 49;
+  EXPECT_EQ(ReachOf(a, dw), AnchorReach::kNear);
+  EXPECT_GT(AnchorFactor(large, dw), 0.0);
+  EXPECT_NEAR(AnchorFactor(large, dw), AnchorFactor(a, dw), 1e-12);
+}
+
 TEST(KernelCostTest, VariantNamesRoundTrip) {
   for (int i = 0; i < kNumKernelVariants; ++i) {
     auto v = ParseKernelVariant(KernelVariantName(KernelVariant(i)));
