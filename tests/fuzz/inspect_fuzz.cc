@@ -1,7 +1,7 @@
 // libFuzzer target: arbitrary bytes -> LoadOnnxBuffer -> bind -> infer -> count.
 //
 // Nothing here may crash, hang or trip ASan/UBSan; every input must either inspect or come
-// back as a Status. Build and run (docs/inspect.md records the runs):
+// back as a Status. Build and run (validation/fuzz-runs.md records the runs):
 //   CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -DFTAX_FUZZ=ON -DFTAX_BUILD_TESTS=OFF \
 //       -DFTAX_BUILD_BENCH=OFF -DFTAX_WITH_CERES=OFF -DFTAX_WITH_TORCH=OFF
 //   make -C build-fuzz -j2 inspect_fuzz

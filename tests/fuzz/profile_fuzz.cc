@@ -1,11 +1,12 @@
 // libFuzzer target: arbitrary bytes -> JSON -> the readers of host profiles
-// (HostProfileFromJson, then HostProfileToJson and back) and of measurement files
-// (MeasurementsFromJson).
+// (HostProfileFromJson, then HostProfileToJson and back), of measurement files
+// (MeasurementsFromJson) and of layer-shapes files (LayerShapesFromJson, then the work of
+// every layer it accepts).
 //
 // Profiles and measurement files are passed around between hosts; whatever a file holds, each
 // reader must return a value or a Status, never crash, hang or trip ASan/UBSan. Seeds: the
-// shipped profiles, the test measurement files and the hostile cases. Build and run as
-// inspect_fuzz (docs/inspect.md, "Fuzzing"):
+// shipped profiles, the test measurement files, the hostile cases and data/zoo's files. Build and run as
+// inspect_fuzz (validation/fuzz-runs.md records the runs):
 //   build-fuzz/tests/fuzz/profile_fuzz -max_total_time=600 /tmp/profile_corpus \
 //       data/profiles tests/data/measurements tests/hostile/cases
 #include <cstddef>
@@ -14,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "calibrate/layer_shapes.h"
 #include "calibrate/measurements.h"
 #include "predictor/host_profile.h"
 
@@ -28,5 +30,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   ftax::Expected<ftax::Measurements> m = ftax::MeasurementsFromJson(j);
   (void)m;
+  ftax::Expected<ftax::LayerShapes> l = ftax::LayerShapesFromJson(j, "fuzz");
+  if (l.ok())
+    for (const ftax::LayerShape& s : l->layers)
+      for (int64_t n : l->batches) (void)ftax::LayerKernelWork(s, n, 2);
   return 0;
 }

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # A short run of the fuzz targets, part of the test suite (ctest fuzz_short_run): builds
-# inspect_fuzz (ONNX loader, shape inference, counting) and profile_fuzz (profile and
-# measurement-file readers) with clang, ASan, UBSan and libFuzzer into BUILD_DIR (default
-# build-fuzz beside the source), then runs each over its seeds for a fixed number of inputs
-# with a fixed random seed (FUZZ_RUNS, default 60000 and 4000: tens of seconds on one core), so
-# that a run is the same on every machine and a failure can be replayed.
+# inspect_fuzz (ONNX loader, shape inference, counting) and profile_fuzz (the readers of
+# profiles, measurement files and layer-shapes files) with clang, ASan, UBSan and libFuzzer
+# into BUILD_DIR (default build-fuzz beside the source), then runs each over its seeds for a
+# fixed number of inputs with a fixed random seed (FUZZ_RUNS, default 60000 and 4000: tens of
+# seconds on one core), so that a run is the same on every machine and a failure can be
+# replayed.
 # Any crash, leak, undefined behaviour or timeout fails the test; so does a build error. Inputs
 # that once found a bug are kept in tests/fuzz/regressions/ and run first, every time.
 # Exits 77 (ctest: skipped) when clang-14 or its fuzzer runtime is not installed.
-# The long runs (10 minutes each) and their results: docs/inspect.md, "Fuzzing".
+# The long runs (10 minutes each) and their results: validation/fuzz-runs.md.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD_DIR:-$root/build-fuzz}
@@ -32,5 +33,6 @@ echo "inspect_fuzz: ${runs:-60000} inputs"
   "$root/tests/hostile/cases" 2>&1 | tail -12
 echo "profile_fuzz: ${runs:-4000} inputs"
 "$build/tests/fuzz/profile_fuzz" -seed=1 -runs="${runs:-4000}" -max_len=1048576 -print_final_stats=1 \
-  "$work/profile" "$root/data/profiles" "$root/tests/data/measurements" "$root/tests/hostile/cases" 2>&1 | tail -12
+  "$work/profile" "$root/data/profiles" "$root/tests/data/measurements" "$root/tests/hostile/cases" \
+  "$root/data/zoo" 2>&1 | tail -12
 echo "no findings"
