@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Every `ftax` example in README.md and docs/ runs as written, and every repository path the
-docs cite exists.
+"""Every `ftax` example in README.md and docs/ runs as written, and every repository path that
+the docs and validation/'s records cite exists.
 
 Examples are the command lines inside code blocks (indented or fenced) that start with
 `ftax`, `build/ftax` or `build-gpu/ftax` and a subcommand (a trailing backslash joins the next
@@ -98,7 +98,8 @@ class DocExamplesTest(unittest.TestCase):
 
     def test_every_cited_path_exists(self):
         missing = []
-        for doc in DOCS + ["validation/README.md", "data/profiles/README.md"]:
+        records = sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "validation", "*.md")))
+        for doc in DOCS + records + ["data/profiles/README.md"]:
             path = os.path.join(ROOT, doc)
             if not os.path.exists(path):
                 missing.append(f"{doc} itself")
