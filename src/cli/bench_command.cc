@@ -69,8 +69,10 @@ void SetupBenchCommand(CLI::App& app) {
       "`ftax calibrate`; rows are written as they are measured, so an interrupted run keeps\n"
       "every finished row (rerun with --resume to measure only what is missing). Host times\n"
       "are taken with no profiler attached; kernel records come from separate traced passes.\n"
-      "A default run takes about two minutes (123 s on an H100, torch.compile's chains included;\n"
-      "validation/README.md); it prints \"[k of N] point, time left\" lines as it goes.");
+      "It also times the convolution and pooling layers of real models (--layer-shapes). With\n"
+      "--dtypes fp16 a run takes about 100 s on an H100, layer rows and torch.compile's chains\n"
+      "included (validation/README.md); the default three dtypes take longer. It prints\n"
+      "\"[k of N] point, time left\" lines as it goes.");
   cmd->add_option("-o,--output", opt->output, "measurement file to write")->required();
   cmd->add_option("--device", opt->device, "CUDA device index")->capture_default_str();
   cmd->add_option("--frameworks", opt->frameworks,
