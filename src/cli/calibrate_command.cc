@@ -19,6 +19,7 @@
 #include "calibrate/profile_fit.h"
 #include "cli/calibrate_from_trace.h"
 #include "cli/commands.h"
+#include "cli/output_format.h"
 #include "cli/source_checkout.h"
 #include "common/clock.h"
 #include "common/file_io.h"
@@ -28,15 +29,13 @@ namespace {
 
 using json = nlohmann::json;
 
-enum class OutputFormat { kText, kJson, kMarkdown };
-
 struct CalibrateOptions {
   std::vector<std::string> measurement_files;
   std::string output;
   FitOptions fit;
   bool force = false;
   bool verbose = false;
-  OutputFormat format = OutputFormat::kText;
+  std::string format = "text";  // text, json or markdown (cli/output_format.h)
   FromTraceOptions trace;  // --from-trace / --trace-manifest: refine an existing profile
   std::vector<std::string> prior;  // refined profiles of other hosts: scale framework costs
 };
@@ -228,13 +227,13 @@ int RunCalibrate(const CalibrateOptions& o) {
     return ReportError("calibrate", Internal("fitted profile does not validate: " +
                                              check.status().message()));
 
-  if (o.format == OutputFormat::kJson) {
+  if (o.format == "json") {
     json summary = CalibrationSummaryJson(c.value(), o.fit);
     summary["profile"] = o.output;
     summary["written"] = true;
     summary["provenance"] = profile.provenance;
     std::cout << summary.dump(2) << "\n";
-  } else if (o.format == OutputFormat::kMarkdown) {
+  } else if (o.format == "markdown") {
     PrintMarkdown(c.value(), std::cout);
   } else {
     PrintTable(c.value(), std::cout);
@@ -244,7 +243,7 @@ int RunCalibrate(const CalibrateOptions& o) {
     std::cerr << "ftax calibrate: warning: not trusted, " << f
               << " (predictions that use it carry that error in their interval and say so)\n";
   if (!(s = WriteFileAtomic(o.output, pj.dump(2) + "\n")).ok()) return ReportError("calibrate", s);
-  if (o.format == OutputFormat::kText) std::cout << "\nwrote " << o.output << "\n";
+  if (o.format == "text") std::cout << "\nwrote " << o.output << "\n";
   return kExitOk;
 }
 
@@ -304,11 +303,7 @@ void SetupCalibrateCommand(CLI::App& app) {
       "alone, not corrected near the benchmarked shapes (see docs/how-it-works.md)"));
   fit_only.push_back(
       cmd->add_flag("-v,--verbose", o->verbose, "log Ceres' BriefReport of every fit to stderr"));
-  std::map<std::string, OutputFormat> formats = {
-      {"text", OutputFormat::kText}, {"json", OutputFormat::kJson}, {"markdown", OutputFormat::kMarkdown}};
-  cmd->add_option("--format", o->format, "summary format on stdout")
-      ->transform(CLI::CheckedTransformer(formats, CLI::ignore_case))
-      ->default_str("text");
+  AddFormatOption(cmd, &o->format, {"text", "json", "markdown"});
 
   std::vector<CLI::Option*> trace_only;
   cmd->add_option("--from-trace", o->trace.traces, kFromTraceHelp);
@@ -356,9 +351,7 @@ void SetupCalibrateCommand(CLI::App& app) {
           return;
         }
       o->trace.output = o->output;
-      o->trace.format = o->format == OutputFormat::kJson       ? "json"
-                        : o->format == OutputFormat::kMarkdown ? "markdown"
-                                                               : "text";
+      o->trace.format = o->format;
       ExitCode() = RunCalibrateFromTrace(o->trace);
       return;
     }

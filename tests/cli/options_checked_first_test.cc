@@ -41,7 +41,9 @@ TEST(OptionsCheckedFirst, EveryFormatOptionRefusesAnUnknownFormat) {
        {std::string("inspect --arch bert --dim seq=128"), std::string("profiles"),
         std::string("predict --arch bert --dim seq=128 --profile h100"),
         std::string("compare arch:bert arch:bert:layers=6 --dim seq=128 --profile h100"),
-        std::string("validate --measured ") + kRun + "/eager.json --profile " + kRun + "/profile.json"}) {
+        std::string("validate --measured ") + kRun + "/eager.json --profile " + kRun + "/profile.json",
+        std::string("calibrate tests/data/measurements/synthetic-h200like.measurements.json -o ") +
+            ::testing::TempDir() + "/never-written.json"}) {
     auto r = RunFtaxCli(cmd + " --format yaml");
     EXPECT_EQ(r.rc, 2) << cmd << "\n" << r.err;
     EXPECT_NE(r.err.find("--format"), std::string::npos) << cmd << "\n" << r.err;
