@@ -166,6 +166,13 @@ def make_models():
     save_model("space_to_depth_indivisible",
                [helper.make_node("SpaceToDepth", ["x"], ["y"], name="s2d1", blocksize=2)],
                [vi("x", [1, 3, 5, 4])], [vi("y", None)])
+    # An op type ftax neither counts nor prices, 1 of 3 ops: counted as 0 with a warning at the
+    # top of the output, refused with --strict.
+    save_model("unknown_op_one_of_three",
+               [helper.make_node("Relu", ["x"], ["a"], name="relu0"),
+                helper.make_node("Relu", ["a"], ["b"], name="relu1"),
+                helper.make_node("MysteryOp", ["b"], ["y"], name="mystery0")],
+               [vi("x", [1, 8])], [vi("y", [1, 8])])
     # A model name that tries to break out of the gnuplot title string.
     shutil.copy(os.path.join(ROOT, "tests/data/onnx/tiny_mlp.onnx"),
                 os.path.join(CASES, "quote';system('" + INJECT + "');'.onnx"))
@@ -402,6 +409,16 @@ def make_model_cases():
     inspect("space_to_depth_blocksize0", 2, ["node 's2d0' (SpaceToDepth): invalid: blocksize 0 is out of range"])
     inspect("space_to_depth_indivisible", 2,
             ["node 's2d1' (SpaceToDepth): invalid: blocksize 2 does not divide input dim 2 (5)"])
+    case("inspect_unknown_op_warns", ["inspect", "{cases}/unknown_op_one_of_three.onnx"], 0, [],
+         ["warning: 1 of 3 ops (33.3%) are not counted, so MACs and FLOPs are a lower bound: MysteryOp (1)"])
+    case("inspect_unknown_op_strict", ["inspect", "{cases}/unknown_op_one_of_three.onnx", "--strict"], 2,
+         ["MysteryOp"])
+    case("predict_unknown_op_strict", ["predict", "{cases}/unknown_op_one_of_three.onnx", "--profile",
+                                       "{cases}/profile_ok.json", "--batch", "1", "--framework", "cuda-graph",
+                                       "--strict"], 2, ["op types ftax cannot price: MysteryOp (1 nodes)"])
+    case("predict_unknown_op_warns", ["predict", "{cases}/unknown_op_one_of_three.onnx", "--profile",
+                                      "{cases}/profile_ok.json", "--batch", "1", "--framework", "cuda-graph",
+                                      "--format", "json"], 0, [], ["\"unpriced_ops\": {", "\"MysteryOp\": 1"])
     # Work bounded by the model's size: 31 nested Ifs walk in well under the time limit.
     case("inspect_nested_if_31", ["inspect", "{cases}/nested_if_31.onnx", "--format", "json"], 0, [],
          ["\"ops\": 62,", "If node 'if31': condition is not a constant"], timeout_s=20)
