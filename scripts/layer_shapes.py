@@ -76,6 +76,35 @@ def attr(node, name, default):
     return default
 
 
+# Ops over which a channels-last input makes a channels-last output: elementwise ones (ATen's
+# TensorIterator follows its inputs' strides) and the layers (cuDNN writes what it reads).
+KEEPS_CHANNELS_LAST = {"Add", "Sub", "Mul", "Div", "Relu", "Sigmoid", "Tanh", "Erf", "Clip", "HardSigmoid",
+                       "HardSwish", "Neg", "Pow", "Sqrt", "Conv", "MaxPool", "AveragePool"}
+
+
+def track_channels_last(node, known, channels_last):
+    """ConvNeXt's permute(0, 3, 1, 2) (an ONNX Transpose) leaves NCHW sizes over NHWC memory;
+    PyTorch then runs the convolutions that read it with cuDNN's NHWC kernels. Mirrors
+    TrackChannelsLast in src/predictor/lowering.cc."""
+    if not node.input or not node.output:
+        return
+    out = node.output[0]
+    if node.op_type == "Transpose":
+        if attr(node, "perm", []) == [0, 3, 1, 2] and node.input[0] not in channels_last:
+            channels_last.add(out)
+        return
+    if node.op_type not in KEEPS_CHANNELS_LAST:
+        return
+    o = known.get(out)
+    if not o or len(o) != 4:
+        return
+    ins = node.input if node.op_type not in ("Conv", "MaxPool", "AveragePool") else node.input[:1]
+    for i in ins:
+        if i in channels_last and (node.op_type in ("Conv", "MaxPool", "AveragePool") or known.get(i) == o):
+            channels_last.add(out)
+            return
+
+
 def layers_of(name, path, shapes):
     model = onnx.load_from_string(lzma.open(path).read())
     bind_inputs(model, shapes)
@@ -90,7 +119,9 @@ def layers_of(name, path, shapes):
     for init in model.graph.initializer:
         known[init.name] = list(init.dims)
     rows, unresolved = [], 0
+    channels_last = set()  # 4-D tensors in NHWC memory, as PyTorch runs the model (lowering.cc)
     for node in model.graph.node:
+        track_channels_last(node, known, channels_last)
         if node.op_type not in ("Conv", "MaxPool", "AveragePool"):
             continue
         x = known.get(node.input[0])
@@ -120,8 +151,42 @@ def layers_of(name, path, shapes):
                     "pad": pads[:nd], "dilation": attr(node, "dilations", [1] * nd)})
         if pads[:nd] != pads[nd:]:
             row["pad_end"] = pads[nd:]
+        if node.op_type == "Conv" and node.input[0] in channels_last:
+            row["layout"] = "nhwc"
         rows.append(row)
     return rows, unresolved
+
+
+def layer_norms_of(name, path, shapes, ftax):
+    """The model's layer norms, (positions, hidden) at batch 1, from ftax's own shape inference
+    (`ftax inspect --by-node`: ONNX's stops at the position-id slices of BERT-like exports):
+    the LayerNormalization nodes' output shapes, normalized over the last dim."""
+    import subprocess
+    import tempfile
+    with tempfile.NamedTemporaryFile(suffix=".onnx") as f:
+        f.write(lzma.open(path).read())
+        f.flush()
+        cmd = [ftax, "inspect", f.name, "--by-node", "--format", "json", "--allow-unbound"]
+        for k, v in sorted(shapes.items()):
+            cmd += ["--input-shape", f"{k}={v}"]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        print(f"{name}: ftax inspect failed: {r.stderr.strip()[:300]}", file=sys.stderr)
+        return [], 1
+    norms, unresolved = [], 0
+    for node in json.loads(r.stdout)["nodes"]:
+        if node["op_type"] != "LayerNormalization":
+            continue
+        try:
+            dims = [int(v) for v in node["output_shape"].split("x")]
+        except ValueError:
+            unresolved += 1
+            continue
+        positions = 1
+        for v in dims[1:-1]:
+            positions *= v
+        norms.append({"positions": positions, "hidden": dims[-1]})
+    return norms, unresolved
 
 
 def key(row):
@@ -143,23 +208,32 @@ def kind(row):
 
 
 LABEL = re.compile(r"^layer (conv|max_pool|avg_pool) n(\d+) (\d+)->(\d+) ([\dx]+) k([\dx]+) s([\dx]+) p([\dx]+)"
-                   r"(?: d([\dx]+))? g(\d+)( ceil)?$")
+                   r"(?: d([\dx]+))? g(\d+)( ceil)?( nhwc)?$")
 
 
 def ints(text):
     return [int(v) for v in text.split("x")]
 
 
+NORM_LABEL = re.compile(r"^layer layer_norm n(\d+) (\d+)x(\d+)$")
+
+
 def layer_work(label, elem_size):
     """The work fields `ftax bench` writes for a layer row today (src/calibrate/layer_shapes.cc,
-    LayerKernelWork), from the row's label: (class, fields)."""
+    LayerKernelWork and NormKernelWork), from the row's label: (class, fields)."""
+    m = NORM_LABEL.match(label)
+    if m:
+        n, positions, hidden = int(m.group(1)), int(m.group(2)), int(m.group(3))
+        e = n * positions * hidden
+        return "norm", {"flops": 5.0 * e, "bytes": float((2 * e + 2 * hidden) * elem_size), "m": n * positions,
+                        "n": hidden, "k": 1, "batch": 1, "variant": "layer_norm"}
     m = LABEL.match(label)
     if not m:
         return None
     op, n, cin, cout = m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4))
     spatial, kernel, stride, pad = ints(m.group(5)), ints(m.group(6)), ints(m.group(7)), ints(m.group(8))
     dil = ints(m.group(9)) if m.group(9) else [1] * len(spatial)
-    groups, ceil = int(m.group(10)), bool(m.group(11))
+    groups, ceil, nhwc = int(m.group(10)), bool(m.group(11)), bool(m.group(12))
     out = []
     for i in range(len(spatial)):
         span = spatial[i] + 2 * pad[i] - dil[i] * (kernel[i] - 1) - 1
@@ -175,13 +249,15 @@ def layer_work(label, elem_size):
     mm, nn, kk = n * prod(out), cout // groups, cin_g * ka
     w = {"flops": 2.0 * mm * nn * kk * groups, "bytes": float((in_e + cout * cin_g * ka + out_e) * elem_size)}
     if groups > 1 and cin_g == 1 and groups == cin:
-        if ka > 9:
-            w.update({"m": mm, "n": cout, "k": ka, "batch": 1, "variant": "large_kernel"})
+        if ka > 9 or nhwc:
+            w.update({"m": mm, "n": cout, "k": ka, "batch": 1, "variant": "nhwc" if nhwc else "large_kernel"})
         else:
             w.update({"m": 0, "n": 0, "k": 0, "batch": 1})
         return "depthwise", w
     w.update({"m": mm, "n": nn, "k": kk, "batch": groups})
-    if groups > 1:
+    if nhwc:
+        w["variant"] = "nhwc"
+    elif groups > 1:
         w["variant"] = "grouped"
     elif ka == 1:
         w["variant"] = "pointwise"
@@ -233,6 +309,8 @@ def main():
     ap.add_argument("--max-conv", type=int, default=160,
                     help="keep at most this many of the models' convolution rows (the most frequent of each "
                          "kind; the grids are kept whole)")
+    ap.add_argument("--ftax", default=os.path.join(ROOT, "build/ftax"),
+                    help="the ftax binary whose shape inference gives the layer norms' shapes")
     args = ap.parse_args()
     if args.restate:
         restate(*args.restate)
@@ -241,15 +319,23 @@ def main():
         sys.exit("layer_shapes.py: needs the onnx package (python3 -m pip install onnx)")
     split = json.load(open(os.path.join(ROOT, "data/zoo/split.json")))
     corpus = json.load(open(os.path.join(ROOT, "tests/data/parity/corpus.json")))
-    merged, report = {}, {}
+    merged, merged_norms, report = {}, {}, {}
     for name in split["calibration"]:
         entry = corpus.get(name)
         if not entry or "onnx" not in entry.get("forms", {}):
             report[name] = "no ONNX file in the parity corpus"
             continue
-        rows, unresolved = layers_of(name, os.path.join(ROOT, "tests/data/parity", entry["forms"]["onnx"]),
-                                     entry["inputs"])
+        path = os.path.join(ROOT, "tests/data/parity", entry["forms"]["onnx"])
+        rows, unresolved = layers_of(name, path, entry["inputs"])
+        norms, norms_unresolved = layer_norms_of(name, path, entry["inputs"], args.ftax)
         report[name] = f"{len(rows)} layers" + (f", {unresolved} with unresolved shapes" if unresolved else "")
+        report[name] += f"; {len(norms)} layer norms" + (
+            f", {norms_unresolved} with unresolved shapes" if norms_unresolved else "")
+        for r in norms:
+            m = merged_norms.setdefault((r["positions"], r["hidden"]), dict(r, models=[], count=0))
+            m["count"] += 1
+            if name not in m["models"]:
+                m["models"].append(name)
         for r in rows:
             m = merged.setdefault(key(r), dict(r, models=[], count=0))
             m["count"] += 1
@@ -290,6 +376,7 @@ def main():
         "models": report,
         "batches": [1, 8, 64],
         "layers": rows,
+        "layer_norms": sorted(merged_norms.values(), key=lambda r: (r["hidden"], r["positions"])),
     }
     tmp = args.output + ".tmp"
     with open(tmp, "w") as f:
@@ -300,7 +387,7 @@ def main():
     for r in rows:
         kinds[r["kind"]] = kinds.get(r["kind"], 0) + 1
     print(f"{args.output}: {len(rows)} layers ({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))}) "
-          f"of {len(convs)} distinct convolutions")
+          f"of {len(convs)} distinct convolutions; {len(merged_norms)} layer norms")
     for name, what in report.items():
         print(f"  {name}: {what}")
 

@@ -142,7 +142,7 @@ class Bench {
     for (const std::string& d : opt_.dtypes) {
       if (Want("gemm")) Gemms(d);
       if (Want("conv") || Want("depthwise")) Convs(d);
-      if (Want("conv") || Want("depthwise") || Want("reduction")) Layers(d);
+      if (Want("conv") || Want("depthwise") || Want("reduction") || Want("norm")) Layers(d);
       if (Want("attention") || Want("attention_masked")) Attention(d);
       if (Want("elementwise")) Elementwise(d);
       if (Want("reduction") || Want("norm")) Reductions(d);
@@ -432,8 +432,9 @@ class Bench {
   // --quick), each timed as the model runs it: weights rotating through copies that overflow
   // the L2 cache, no bias (ATen adds a convolution's bias in a kernel of its own).
   void Layers(const std::string& d) {
-    if (layers_.layers.empty()) return;
-    Say("layers " + d + " (" + std::to_string(layers_.layers.size()) + " shapes of " + layers_.path + ")");
+    if (layers_.layers.empty() && layers_.layer_norms.empty()) return;
+    Say("layers " + d + " (" + std::to_string(layers_.layers.size()) + " shapes and " +
+        std::to_string(layers_.layer_norms.size()) + " layer norms of " + layers_.path + ")");
     std::vector<int64_t> batches = layers_.batches;
     if (opt_.quick && batches.size() > 2) batches = {batches.front(), batches.back()};
     for (int64_t nb : batches) {
@@ -444,6 +445,9 @@ class Bench {
           std::vector<int64_t> xs = {nb, l.cin};
           xs.insert(xs.end(), l.spatial.begin(), l.spatial.end());
           at::Tensor x = at::randn(xs, Opts(d));
+          // A channels-last input, as a model hands it over; the weights stay as a module keeps
+          // them (contiguous), so cuDNN's copy of a dense weight to NHWC is timed too.
+          if (l.channels_last) x = x.contiguous(at::MemoryFormat::ChannelsLast);
           const bool two_d = l.spatial.size() == 2;
           if (l.op == "conv") {
             std::vector<int64_t> ws = {l.cout, l.cin / l.groups};
@@ -466,6 +470,17 @@ class Bench {
               else at::avg_pool1d(x, l.kernel, l.stride, l.pad, l.ceil_mode);
             });
           }
+        } catch (const std::exception& e) {
+          Fail(lw.label, e.what());
+        }
+      }
+      for (const NormShape& l : layers_.layer_norms) {
+        const LayerWork lw = NormKernelWork(l, nb, ElemSize(d));
+        if (!Want(lw.cls)) continue;
+        try {
+          at::Tensor x = at::randn({nb, l.positions, l.hidden}, Opts(d));
+          at::Tensor w = at::ones({l.hidden}, Opts(d)), b = at::zeros({l.hidden}, Opts(d));
+          KernelRow(lw.cls, d, lw.label, lw.work, [&] { at::layer_norm(x, {l.hidden}, w, b); });
         } catch (const std::exception& e) {
           Fail(lw.label, e.what());
         }
@@ -546,7 +561,8 @@ class Bench {
         at::Tensor x = at::randn({rows, hidden}, Opts(d));
         at::Tensor w = at::ones({hidden}, Opts(d)), b = at::zeros({hidden}, Opts(d));
         KernelRow("norm", d, "layer_norm " + std::to_string(rows) + "x768",
-                  {{"flops", 5.0 * rows * hidden}, {"bytes", double(2 * rows * hidden + 2 * hidden) * es}},
+                  {{"flops", 5.0 * rows * hidden}, {"bytes", double(2 * rows * hidden + 2 * hidden) * es},
+                   {"m", rows}, {"n", hidden}, {"k", 1}, {"batch", 1}, {"variant", "layer_norm"}},
                   [&] { at::layer_norm(x, {hidden}, w, b); });
         // Batch norm in inference mode over NCHW activations (ResNet-style channels).
         const int64_t ch = 64, hw = std::max<int64_t>(1, int64_t(std::sqrt(double(n) / ch)));
@@ -881,7 +897,7 @@ Status RunBench(const BenchOptions& opt, const ProgressFn& progress) {
       compile_modes += std::string(compile_modes.empty() ? "" : ",") + "reduce-overhead";
   }
   const bool want_eager = !modes.empty() || !compile_modes.empty();
-  if (!layers.layers.empty()) out.Set("layer_shapes", layers.path);
+  if (!layers.layers.empty() || !layers.layer_norms.empty()) out.Set("layer_shapes", layers.path);
   Bench bench(opt, layers, progress, &out);
   bench.Plan(opt.kernels, !eager_done && want_eager ? 1 : 0);
   auto t0 = Clock::now();

@@ -119,10 +119,30 @@ Expected<LayerShapes> LayerShapesFromJson(const json& doc, const std::string& wh
       if (!row["ceil_mode"].is_boolean()) return InvalidInput(at + ".ceil_mode: expected true or false");
       l.ceil_mode = row["ceil_mode"].get<bool>();
     }
+    if (row.contains("layout")) {
+      const json& lay = row["layout"];
+      if (!lay.is_string() || (lay != "nchw" && lay != "nhwc"))
+        return InvalidInput(at + ".layout: expected \"nchw\" or \"nhwc\"");
+      l.channels_last = lay == "nhwc";
+      if (l.channels_last && dims != 2) return InvalidInput(at + ".layout: nhwc needs 2 spatial dims");
+    }
     l.kind = row.value("kind", "");
     for (int64_t o : LayerOutputSpatial(l))
       if (o < 1) return InvalidInput(at + ": the kernel is larger than the padded input (no output)");
     s.layers.push_back(std::move(l));
+  }
+  if (doc.contains("layer_norms")) {
+    if (!doc["layer_norms"].is_array()) return InvalidInput(where + ".layer_norms: expected an array");
+    for (size_t i = 0; i < doc["layer_norms"].size(); ++i) {
+      const json& row = doc["layer_norms"][i];
+      const std::string at = where + ".layer_norms[" + std::to_string(i) + "]";
+      if (!row.is_object()) return InvalidInput(at + ": expected an object");
+      NormShape n;
+      Status st = ReadPositive(row, "positions", at, &n.positions);
+      if (st.ok()) st = ReadPositive(row, "hidden", at, &n.hidden);
+      if (!st.ok()) return st;
+      s.layer_norms.push_back(n);
+    }
   }
   return s;
 }
@@ -143,7 +163,7 @@ LayerWork LayerKernelWork(const LayerShape& l, int64_t batch, int elem_size) {
             std::to_string(l.cout) + " " + Join(l.spatial, "x") + " k" + Join(l.kernel, "x") + " s" +
             Join(l.stride, "x") + " p" + Join(l.pad, "x") +
             (Product(l.dilation) > 1 ? " d" + Join(l.dilation, "x") : "") + " g" +
-            std::to_string(l.groups) + (l.ceil_mode ? " ceil" : "");
+            std::to_string(l.groups) + (l.ceil_mode ? " ceil" : "") + (l.channels_last ? " nhwc" : "");
   if (l.op != "conv") {  // the lowering's reduction recipe: 5 FLOPs per output, in + out bytes
     w.cls = "reduction";
     w.work = {{"flops", 5.0 * out_elems}, {"bytes", (in_elems + out_elems) * es}, {"variant", "pool"}};
@@ -158,8 +178,9 @@ LayerWork LayerKernelWork(const LayerShape& l, int64_t batch, int elem_size) {
   w.work = {{"flops", 2.0 * double(m) * double(n) * double(k) * double(l.groups)},
             {"bytes", (in_elems + weight_elems + out_elems) * es}};
   if (depthwise) {
-    if (kernel > 9)  // shaped: outputs per channel, channels, kernel area (as the lowering)
-      w.work.update({{"m", m}, {"n", l.cout}, {"k", kernel}, {"batch", 1}, {"variant", "large_kernel"}});
+    if (kernel > 9 || l.channels_last)  // shaped: outputs per channel, channels, kernel area
+      w.work.update({{"m", m}, {"n", l.cout}, {"k", kernel}, {"batch", 1},
+                     {"variant", l.channels_last ? "nhwc" : "large_kernel"}});
     else
       w.work.update({{"m", 0}, {"n", 0}, {"k", 0}, {"batch", 1}});
     return w;
@@ -167,9 +188,24 @@ LayerWork LayerKernelWork(const LayerShape& l, int64_t batch, int elem_size) {
   w.work.update({{"m", m}, {"n", n}, {"k", k}, {"batch", l.groups}});
   bool patchify = kernel > 1 && cin_g <= 4;  // an image cut into patches (lowering.cc)
   for (size_t i = 0; i < l.kernel.size(); ++i) patchify = patchify && l.kernel[i] > 1 && l.stride[i] == l.kernel[i];
-  if (l.groups > 1) w.work["variant"] = "grouped";
+  if (l.channels_last) w.work["variant"] = "nhwc";
+  else if (l.groups > 1) w.work["variant"] = "grouped";
   else if (kernel == 1) w.work["variant"] = "pointwise";
   else if (patchify) w.work["variant"] = "patchify";
+  return w;
+}
+
+LayerWork NormKernelWork(const NormShape& l, int64_t batch, int elem_size) {
+  // As lowering.cc prices a layer norm: 5 FLOPs an element; input, weight, bias and output
+  // bytes; shaped rows x hidden.
+  const int64_t rows = batch * l.positions;
+  const double elems = double(rows) * double(l.hidden);
+  LayerWork w;
+  w.cls = "norm";
+  w.label = "layer layer_norm n" + std::to_string(batch) + " " + std::to_string(l.positions) + "x" +
+            std::to_string(l.hidden);
+  w.work = {{"flops", 5.0 * elems}, {"bytes", (2.0 * elems + 2.0 * double(l.hidden)) * elem_size},
+            {"m", rows}, {"n", l.hidden}, {"k", 1}, {"batch", 1}, {"variant", "layer_norm"}};
   return w;
 }
 

@@ -1,4 +1,5 @@
-// Layer shapes for `ftax bench`: convolutions and poolings as real models' layers run them.
+// Layer shapes for `ftax bench`: convolutions, poolings and layer norms as real models' layers
+// run them.
 //
 // The bench's own grids cover dense convolutions; grouped, depthwise, large-kernel, patchify
 // and pooling kernels of a new model fell outside anything measured. A layer-shapes file
@@ -29,13 +30,23 @@ struct LayerShape {
   // Per spatial dim (1 or 2 of them): input size, kernel, stride, padding, dilation.
   std::vector<int64_t> spatial, kernel, stride, pad, dilation;
   bool ceil_mode = false;
+  // The input's memory format: false NCHW (contiguous), true channels-last (NHWC memory, as a
+  // convolution after ConvNeXt's permute back to NCHW reads it; the file's "layout": "nhwc").
+  bool channels_last = false;
   std::string kind;  // the file's label (dense, grouped, patchify, ...), for messages only
+};
+
+// A layer norm: `positions` rows per sample (tokens, or pixels of an NHWC activation) of
+// `hidden` elements each, normalized over `hidden`.
+struct NormShape {
+  int64_t positions = 0, hidden = 0;
 };
 
 struct LayerShapes {
   std::string path;
   std::vector<int64_t> batches;
   std::vector<LayerShape> layers;
+  std::vector<NormShape> layer_norms;  // the file's optional "layer_norms"
 };
 
 // Reads and checks a layer-shapes file: every row's op known, channels, sizes, kernels,
@@ -57,5 +68,7 @@ struct LayerWork {
   std::string label;
 };
 LayerWork LayerKernelWork(const LayerShape& l, int64_t batch, int elem_size);
+// The same for a layer norm with weight and bias ("layer layer_norm n8 3136x96").
+LayerWork NormKernelWork(const NormShape& l, int64_t batch, int elem_size);
 
 }  // namespace ftax

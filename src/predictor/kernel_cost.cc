@@ -123,7 +123,9 @@ bool VariantBelongsTo(KernelVariant v, KernelClass c) {
     case KernelVariant::kPatchify: return c == KernelClass::kConv;
     case KernelVariant::kLargeKernel: return c == KernelClass::kDepthwise;
     case KernelVariant::kPool: return c == KernelClass::kReduction;
-    case KernelVariant::kBatchNorm: return c == KernelClass::kNorm;
+    case KernelVariant::kNhwc: return c == KernelClass::kConv || c == KernelClass::kDepthwise;
+    case KernelVariant::kBatchNorm:
+    case KernelVariant::kLayerNorm: return c == KernelClass::kNorm;
     case KernelVariant::kContiguous: return c == KernelClass::kCopy;
   }
   return false;
@@ -223,6 +225,8 @@ const char* KernelVariantName(KernelVariant v) {
     case KernelVariant::kPatchify: return "patchify";
     case KernelVariant::kLargeKernel: return "large_kernel";
     case KernelVariant::kPool: return "pool";
+    case KernelVariant::kNhwc: return "nhwc";
+    case KernelVariant::kLayerNorm: return "layer_norm";
   }
   return "";
 }

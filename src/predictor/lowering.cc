@@ -775,10 +775,12 @@ class Walker {
     // Layout: transposes make non-contiguous views; a reshape/flatten/contiguous of one copies.
     if (layout == LayoutKind::kTranspose) {
       // Fused attention kernels write their output as [B, S, heads, d] and return it as a
-      // transposed view, so transposing it back yields a contiguous tensor (no copy later).
-      if (!InSet(attention_out_, in0))
+      // transposed view, so transposing it back yields a contiguous tensor (no copy later);
+      // so does moving the channels of a channels-last tensor last.
+      if (!InSet(attention_out_, in0) && !(PermutesTo(op, {0, 2, 3, 1}) && InSet(channels_last_, in0)))
         for (const auto& o : op.outputs) AddToSet(strided_, o);
     }
+    TrackChannelsLast(op, layout, rule.recipe);
     if (rule.recipe == KernelRecipe::kAttention)
       for (const auto& o : op.outputs) AddToSet(attention_out_, o);
     // A reshape or view to the same shape is an alias (transformers 5's `attn_output.reshape`
@@ -816,6 +818,42 @@ class Walker {
       Dispatch(dclass, index, r == 0 ? first : int(work_.kernels.size()));
     }
     return Status::Ok();
+  }
+
+  // The permutation of a permute (aten `dims`) or Transpose (`perm`) is `perm`.
+  static bool PermutesTo(const Op& op, std::initializer_list<int64_t> perm) {
+    const std::vector<int64_t> p = op.IntsAttr(IsAten(op.domain) ? "dims" : "perm");
+    return p.size() == perm.size() && std::equal(p.begin(), p.end(), perm.begin());
+  }
+
+  // Memory format: which 4-D tensors are channels-last, NCHW sizes over NHWC memory. Moving
+  // the channels of an NHWC tensor back to dim 1 (ConvNeXt's permute(0, 3, 1, 2)) makes one;
+  // elementwise ops over it and windowed poolings of it keep it (TensorIterator follows the
+  // strides of its inputs), and a convolution of it runs cuDNN's NHWC kernels and writes
+  // NHWC. CUPTI, H100, ConvNeXt-S fp16: its depthwise 7x7 layers run
+  // conv2d_c1_k1_nhwc_specialized.
+  void TrackChannelsLast(const Op& op, LayoutKind layout, KernelRecipe recipe) {
+    if (op.inputs.empty() || op.outputs.empty()) return;
+    const std::string& out = op.outputs[0];
+    if (layout == LayoutKind::kTranspose) {
+      if (PermutesTo(op, {0, 3, 1, 2}) && !InSet(channels_last_, op.inputs[0])) AddToSet(channels_last_, out);
+      return;
+    }
+    if (channels_last_.tensors.empty() && channels_last_.missing.empty()) return;
+    const bool keeps = recipe == KernelRecipe::kConv || recipe == KernelRecipe::kElementwise ||
+                       (recipe == KernelRecipe::kReduction && IsWindowPool(op.type));
+    if (!keeps) return;
+    const Shape* o = ShapeOf(out);
+    if (!o || o->size() != 4) return;
+    const size_t n = recipe == KernelRecipe::kElementwise ? op.inputs.size() : 1;
+    for (size_t i = 0; i < n; ++i) {
+      if (!InSet(channels_last_, op.inputs[i])) continue;
+      const Shape* x = ShapeOf(op.inputs[i]);
+      if (recipe != KernelRecipe::kElementwise || (x && *x == *o)) {
+        AddToSet(channels_last_, out);
+        return;
+      }
+    }
   }
 
   Status AddKernels(int index, const Op& op, KernelRecipe recipe) {
@@ -908,18 +946,21 @@ class Walker {
         k.flops = 2.0 * double(k.m) * double(k.n) * double(k.k) * double(groups);
         double bx = Bytes(op.inputs[0]), bw = Bytes(op.inputs[1]);
         k.bytes = bx + bw + out_bytes;
+        const bool nhwc = InSet(channels_last_, op.inputs[0]);
         if (k.cls == KernelClass::kDepthwise) {
-          // A depthwise kernel is priced by its bytes; a large-kernel one by its geometry too
-          // (outputs per channel, channels, kernel area), since 5x5 and 7x7 layers of equal
-          // bytes differ in time.
-          if (kernel > 9) {
-            k.variant = KernelVariant::kLargeKernel;
+          // A depthwise kernel is priced by its bytes; a large-kernel or channels-last one by
+          // its geometry too (outputs per channel, channels, kernel area), since 5x5 and 7x7
+          // layers of equal bytes differ in time.
+          if (kernel > 9 || nhwc) {
+            k.variant = nhwc ? KernelVariant::kNhwc : KernelVariant::kLargeKernel;
             k.n = cout;
             k.k = int64_t(kernel);
             k.batch = 1;
           } else {
             k.m = k.n = k.k = 0;
           }
+        } else if (nhwc) {
+          k.variant = KernelVariant::kNhwc;
         } else if (groups > 1) {
           k.variant = KernelVariant::kGrouped;
         } else if (kernel == 1) {
@@ -1033,6 +1074,23 @@ class Walker {
     if (recipe == KernelRecipe::kNorm &&
         ((IsAten(op.domain) && Eq(op.type, "batch_norm")) || (op.domain.empty() && Eq(op.type, "BatchNormalization"))))
       k.variant = KernelVariant::kBatchNorm;
+    if (recipe == KernelRecipe::kNorm &&
+        ((IsAten(op.domain) && (Eq(op.type, "layer_norm") || Eq(op.type, "native_layer_norm"))) ||
+         (op.domain.empty() && Eq(op.type, "LayerNormalization")))) {
+      // Shaped by its rows and the normalized size: the weight's elements (or, without one,
+      // the last dim).
+      const Shape* x = ShapeOf(op.inputs.empty() ? "" : op.inputs[0]);
+      double hidden = op.inputs.size() > 1 && !op.inputs[1].empty() ? Numel(op.inputs[1]) : -1;
+      if (!(hidden > 0) && x && !x->empty() && x->back().known()) hidden = double(x->back().value);
+      const double n = Numel(op.inputs.empty() ? "" : op.inputs[0]);
+      if (hidden > 0 && n >= hidden) {
+        k.variant = KernelVariant::kLayerNorm;
+        k.m = int64_t(n / hidden + 0.5);
+        k.n = int64_t(hidden);
+        k.k = 1;
+        k.batch = 1;
+      }
+    }
     work_.kernels.push_back(k);
     const bool half = opt_.precision == DType::kFloat16 || opt_.precision == DType::kBFloat16;
     if (half && Eq(op.type, "batch_norm") && IsAten(op.domain)) {
@@ -1227,6 +1285,7 @@ class Walker {
   TensorSet strided_;
   TensorSet sliced_;  // outputs of slices, chunks and splits (views, in general not contiguous)
   TensorSet attention_out_;
+  TensorSet channels_last_;  // 4-D tensors in NHWC memory (TrackChannelsLast)
   TensorSet host_scalars_;  // 0-d tensors on the CPU (IsHostScalarArithmetic)
   std::map<std::string, int> unknown_;
   std::map<std::string, int> generic_;

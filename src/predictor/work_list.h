@@ -37,15 +37,20 @@ enum class KernelVariant : uint8_t {
   kLargeKernel, // depthwise convolution with a kernel over 3x3 (5x5, 7x7): compute, not
                 // bandwidth, sets its time
   kPool,        // windowed max or average pooling (not global): one pass over its input
+  kNhwc,        // convolution reading a channels-last tensor (the output of a permute back
+                // to NCHW, as ConvNeXt's blocks): cuDNN's NHWC kernels; depthwise ones are
+                // shaped as large_kernel's (outputs per channel, channels, kernel area)
+  kLayerNorm,   // layer norm, shaped m = rows, n = the normalized size (k = 1): ATen's kernel
+                // runs narrow rows (ConvNeXt's and Swin's 96 channels) far below bandwidth
 };
-constexpr int kNumKernelVariants = 11;
+constexpr int kNumKernelVariants = 13;
 // "", "nn", "nn_bias", "broadcast", "pointwise", "batch_norm", "contiguous", "grouped",
-// "patchify", "large_kernel", "pool"
+// "patchify", "large_kernel", "pool", "nhwc", "layer_norm"
 const char* KernelVariantName(KernelVariant v);
 std::optional<KernelVariant> ParseKernelVariant(const std::string& name);
 // Whether `v` is a variant of class `c` (nn and nn_bias of gemm, broadcast of elementwise,
-// pointwise, grouped and patchify of conv, large_kernel of depthwise, batch_norm of norm, pool
-// of reduction, contiguous of copy; plain of every class).
+// pointwise, grouped and patchify of conv, large_kernel of depthwise, nhwc of both, batch_norm
+// and layer_norm of norm, pool of reduction, contiguous of copy; plain of every class).
 bool VariantBelongsTo(KernelVariant v, KernelClass c);
 
 struct KernelWork {

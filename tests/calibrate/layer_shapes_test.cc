@@ -58,6 +58,16 @@ KernelWork Lowered(const LayerShape& l, int64_t batch) {
     op.type = l.op == "max_pool" ? "MaxPool" : "AveragePool";
     op.inputs = {"x"};
   }
+  if (l.channels_last) {  // the input comes from a permute back to NCHW, as in ConvNeXt
+    std::vector<int64_t> nhwc = {x[0], x[2], x[3], x[1]};
+    g.tensors["x_nhwc"] = T("x_nhwc", nhwc);
+    Op t;
+    t.type = "Transpose";
+    t.inputs = {"x_nhwc"};
+    t.outputs = {"x"};
+    t.attrs["perm"] = ints({0, 3, 1, 2});
+    g.ops.push_back(t);
+  }
   g.ops.push_back(op);
   g.inputs = {"x"};
   g.outputs = {"y"};
@@ -65,6 +75,41 @@ KernelWork Lowered(const LayerShape& l, int64_t batch) {
   EXPECT_TRUE(w.ok()) << w.status().message();
   if (!w.ok() || w->kernels.empty()) return {};
   return w->kernels.front();
+}
+
+// A layer norm as an ONNX LayerNormalization node with its scale and bias, lowered likewise.
+KernelWork LoweredNorm(const NormShape& l, int64_t batch) {
+  Graph g;
+  g.tensors["x"] = T("x", {batch, l.positions, l.hidden});
+  g.tensors["s"] = T("s", {l.hidden}, true);
+  g.tensors["b"] = T("b", {l.hidden}, true);
+  g.tensors["y"] = T("y", {batch, l.positions, l.hidden});
+  Op op;
+  op.name = "norm";
+  op.type = "LayerNormalization";
+  op.inputs = {"x", "s", "b"};
+  op.outputs = {"y"};
+  g.ops.push_back(op);
+  g.inputs = {"x"};
+  g.outputs = {"y"};
+  Expected<WorkList> w = Lower(g, {Framework::kCudaGraph, DType::kFloat16});
+  EXPECT_TRUE(w.ok()) << w.status().message();
+  if (!w.ok() || w->kernels.empty()) return {};
+  return w->kernels.front();
+}
+
+LayerWork LayerNormWorkChecked(const NormShape& l, int64_t n) {
+  const LayerWork lw = NormKernelWork(l, n, 2);
+  const KernelWork k = LoweredNorm(l, n);
+  SCOPED_TRACE(lw.label);
+  EXPECT_EQ(lw.cls, KernelClassName(k.cls));
+  EXPECT_EQ(lw.work.value("variant", ""), KernelVariantName(k.variant));
+  EXPECT_EQ(lw.work.value("m", int64_t(0)), k.m);
+  EXPECT_EQ(lw.work.value("n", int64_t(0)), k.n);
+  EXPECT_EQ(lw.work.value("k", int64_t(0)), k.k);
+  EXPECT_DOUBLE_EQ(lw.work.at("flops").get<double>(), k.flops);
+  EXPECT_DOUBLE_EQ(lw.work.at("bytes").get<double>(), k.bytes);
+  return lw;
 }
 
 // Every shipped layer is measured as the work the predictor gives the same layer: the same
@@ -90,9 +135,13 @@ TEST(LayerShapesTest, ShippedLayersAreTheLoweringsWork) {
       ++variants[lw.cls + "/" + v];
     }
   }
+  ASSERT_GE(s->layer_norms.size(), 10u);
+  for (const NormShape& l : s->layer_norms) {
+    for (int64_t n : {int64_t(1), int64_t(8)}) EXPECT_EQ(LayerNormWorkChecked(l, n).cls, "norm");
+  }
   // The kinds the plain grids missed are all there.
   for (const char* v : {"conv/grouped", "conv/patchify", "conv/pointwise", "conv/", "depthwise/",
-                        "depthwise/large_kernel", "reduction/pool"})
+                        "depthwise/large_kernel", "depthwise/nhwc", "conv/nhwc", "reduction/pool"})
     EXPECT_GT(variants[v], 0) << v;
 }
 
@@ -142,7 +191,16 @@ TEST(LayerShapesTest, HandCountedConvolutions) {
   EXPECT_EQ(w.work["m"], 56 * 56);
   EXPECT_EQ(w.work["n"], 96);
   EXPECT_EQ(w.work["k"], 49);
+  // The same layer reading a channels-last tensor, as ConvNeXt runs it: cuDNN's NHWC kernel,
+  // shaped the same way.
+  l.channels_last = true;
+  w = LayerKernelWork(l, 2, 2);
+  EXPECT_EQ(w.work["variant"], "nhwc");
+  EXPECT_EQ(w.work["m"], 2 * 56 * 56);
+  EXPECT_EQ(w.work["k"], 49);
+  EXPECT_EQ(w.label, "layer conv n2 96->96 56x56 k7x7 s1x1 p3x3 g96 nhwc");
   // ConvNeXt's 2x2 stride-2 downsampling over 96 channels: not an image cut into patches.
+  l.channels_last = false;
   l.groups = 1;
   l.cout = 192;
   l.kernel = l.stride = {2, 2};
@@ -150,6 +208,11 @@ TEST(LayerShapesTest, HandCountedConvolutions) {
   w = LayerKernelWork(l, 1, 2);
   EXPECT_EQ(w.cls, "conv");
   EXPECT_FALSE(w.work.contains("variant"));
+  l.channels_last = true;  // as ConvNeXt runs it, on the channels-last output of a LayerNorm2d
+  w = LayerKernelWork(l, 1, 2);
+  EXPECT_EQ(w.work["variant"], "nhwc");
+  EXPECT_EQ(w.work["batch"], 1);
+  l.channels_last = false;
   // A max pool 3x3 stride 2 over 148 px: 73 windows, 74 with ceil mode (the last one starts
   // inside the input); over 147, 73 either way.
   LayerShape p;
@@ -168,6 +231,21 @@ TEST(LayerShapesTest, HandCountedConvolutions) {
   w = LayerKernelWork(p, 1, 2);
   EXPECT_EQ(w.cls, "reduction");
   EXPECT_EQ(w.work["variant"], "pool");
+}
+
+// ConvNeXt-T's first stage: 56x56 pixels of 96 channels, normalized over the channels.
+TEST(LayerShapesTest, HandCountedLayerNorm) {
+  NormShape l;
+  l.positions = 3136;
+  l.hidden = 96;
+  const LayerWork w = NormKernelWork(l, 8, 2);
+  EXPECT_EQ(w.cls, "norm");
+  EXPECT_EQ(w.work["variant"], "layer_norm");
+  EXPECT_EQ(w.work["m"], 8 * 3136);
+  EXPECT_EQ(w.work["n"], 96);
+  EXPECT_DOUBLE_EQ(w.work["flops"].get<double>(), 5.0 * 8 * 3136 * 96);
+  EXPECT_DOUBLE_EQ(w.work["bytes"].get<double>(), (2.0 * 8 * 3136 * 96 + 2 * 96) * 2);
+  EXPECT_EQ(w.label, "layer layer_norm n8 3136x96");
 }
 
 TEST(LayerShapesTest, BadRowsAreNamed) {
@@ -192,6 +270,15 @@ TEST(LayerShapesTest, BadRowsAreNamed) {
       {"no output", [](json& j) { j["layers"][0]["kernel"] = {30, 30}; }, "no output"},
       {"3-D", [](json& j) { j["layers"][0]["spatial"] = {4, 4, 4}; }, "spatial dims"},
       {"pool channels", [](json& j) { j["layers"][0]["op"] = "max_pool"; }, "keeps its channels"},
+      {"layout", [](json& j) { j["layers"][0]["layout"] = "nchwc"; }, "f.json.layers[0].layout"},
+      {"norm hidden", [](json& j) { j["layer_norms"] = {{{"positions", 4}, {"hidden", 0}}}; },
+       "f.json.layer_norms[0].hidden"},
+      {"norms", [](json& j) { j["layer_norms"] = 3; }, "f.json.layer_norms"},
+      {"1-D nhwc", [](json& j) {
+         j["layers"][0]["layout"] = "nhwc";
+         j["layers"][0]["spatial"] = {14};
+         j["layers"][0]["kernel"] = {3};
+       }, "nhwc needs 2 spatial dims"},
   };
   for (const Case& c : cases) {
     json j = good;

@@ -522,6 +522,7 @@ TEST(LoweringTest, ConvolutionAndPoolingVariants) {
   EXPECT_EQ(k.k, 49);
   EXPECT_EQ(k.batch, 1);
   // Windowed pooling is the pool variant of the reduction class; global pooling is plain.
+  // (Channels-last convolutions: ChannelsLastConvolutions below.)
   for (const char* type : {"max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"}) {
     Graph g;
     g.tensors["x"] = T("x", {1, 64, 112, 112}, DType::kFloat16);
@@ -536,6 +537,65 @@ TEST(LoweringTest, ConvolutionAndPoolingVariants) {
         << type;
     EXPECT_DOUBLE_EQ(wl->kernels[0].bytes, (64.0 * 112 * 112 + 64.0 * 56 * 56) * 2) << type;
   }
+}
+
+// ConvNeXt's block: depthwise 7x7, permute to NHWC, LayerNorm (and MLP), permute back, layer scale,
+// residual add, and the next block's depthwise 7x7. The permute back leaves NCHW sizes over
+// NHWC memory; the scale and the add keep it, so the next convolution runs cuDNN's NHWC kernel
+// (variant nhwc), while the first one, reading a contiguous tensor, stays large_kernel. Moving
+// the channels of the NHWC tensor last again is contiguous: a view of it copies nothing.
+TEST(LoweringTest, ChannelsLastConvolutions) {
+  Graph g;
+  const std::vector<int64_t> nchw = {8, 96, 56, 56}, nhwc = {8, 56, 56, 96};
+  for (const char* n : {"x", "y", "z", "u", "v"}) g.tensors[n] = T(n, nchw, DType::kFloat16);
+  for (const char* n : {"p", "q", "r"}) g.tensors[n] = T(n, nhwc, DType::kFloat16);
+  g.tensors["w"] = T("w", {96, 1, 7, 7}, DType::kFloat16, true);
+  g.tensors["s"] = T("s", {96, 1, 1}, DType::kFloat16, true);
+  g.tensors["flat"] = T("flat", {8 * 56 * 56, 96}, DType::kFloat16);
+  auto ints = [](std::vector<int64_t> v) {
+    Attribute a;
+    a.kind = Attribute::Kind::kInts;
+    a.ints = std::move(v);
+    return a;
+  };
+  auto dwconv = [&](const char* in, const char* out) {
+    Op op = MakeOp("aten", "conv2d", {in, "w"}, {out});
+    op.attrs["stride"] = ints({1, 1});
+    op.attrs["groups"].kind = Attribute::Kind::kInt;
+    op.attrs["groups"].i = 96;
+    return op;
+  };
+  g.ops.push_back(dwconv("x", "y"));
+  Op to_nhwc = MakeOp("aten", "permute", {"y"}, {"p"});
+  to_nhwc.attrs["dims"] = ints({0, 2, 3, 1});
+  g.ops.push_back(to_nhwc);
+  g.ops.push_back(MakeOp("aten", "layer_norm", {"p"}, {"q"}));  // writes a contiguous NHWC tensor
+  Op back = MakeOp("aten", "permute", {"q"}, {"z"});
+  back.attrs["dims"] = ints({0, 3, 1, 2});
+  g.ops.push_back(back);
+  g.ops.push_back(MakeOp("aten", "mul", {"s", "z"}, {"u"}));
+  g.ops.push_back(MakeOp("aten", "add", {"u", "x"}, {"v"}));
+  g.ops.push_back(dwconv("v", "y2"));
+  g.tensors["y2"] = T("y2", nchw, DType::kFloat16);
+  Op again = MakeOp("aten", "permute", {"y2"}, {"r"});
+  again.attrs["dims"] = ints({0, 2, 3, 1});
+  g.ops.push_back(again);
+  g.ops.push_back(MakeOp("aten", "reshape", {"r"}, {"flat"}));
+  Expected<WorkList> wl = Lower(g, {Framework::kCudaGraphEager, DType::kFloat16});
+  ASSERT_TRUE(wl.ok()) << wl.status().message();
+  std::vector<KernelWork> convs;
+  int copies = 0;
+  for (const KernelWork& k : wl->kernels) {
+    if (k.cls == KernelClass::kDepthwise) convs.push_back(k);
+    copies += k.cls == KernelClass::kCopy;
+  }
+  ASSERT_EQ(convs.size(), 2u);
+  EXPECT_EQ(convs[0].variant, KernelVariant::kLargeKernel);
+  EXPECT_EQ(convs[1].variant, KernelVariant::kNhwc);
+  EXPECT_EQ(convs[1].m, 8 * 56 * 56);  // shaped as large_kernel
+  EXPECT_EQ(convs[1].n, 96);
+  EXPECT_EQ(convs[1].k, 49);
+  EXPECT_EQ(copies, 0);  // the NHWC conv output moved channels-last is contiguous
 }
 
 // A trace turns Python's int arithmetic on sizes into aten ops on 0-d CPU tensors (Swin's
