@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""The generated block of docs/validation.md: `zoo_report.py` run on the reports that the block's
-BEGIN marker names, comma-separated (with each host run's eager.json and export.json as failure
-lists).
+"""The generated blocks of docs/validation.md: `zoo_report.py` run on the reports that each block's
+BEGIN marker names, comma-separated (with each host run's eager.json, torchscript-cudagraph.json
+and export.json as failure lists).
 
-    validation_summary.py --check docs/validation.md   # exit 1 when the block is stale
-    validation_summary.py --write docs/validation.md   # rewrite the block
+    validation_summary.py --check docs/validation.md   # exit 1 when a block is stale
+    validation_summary.py --write docs/validation.md   # rewrite the blocks
 """
 import argparse
 import io
@@ -44,17 +44,23 @@ def main():
     a = ap.parse_args()
     path = a.check or a.write
     text = open(path).read()
-    m = BLOCK.search(text)
-    if not m:
+    blocks = list(BLOCK.finditer(text))
+    if not blocks:
         print(f"{path}: no '<!-- BEGIN zoo_report REPORT -->' ... '<!-- END zoo_report -->' block", file=sys.stderr)
         return 2
-    want = render(m.group(2))
-    if a.check:
+    # Every block, last first, so that the earlier blocks' offsets stay valid while rewriting.
+    stale = []
+    for m in reversed(blocks):
+        want = render(m.group(2))
         if m.group(3) != want:
-            print(f"{path}: the generated block is stale; run scripts/regen_validation_summary.sh", file=sys.stderr)
+            stale.append(m.group(2))
+            text = text[:m.start(3)] + want + text[m.end(3):]
+    if a.check:
+        if stale:
+            print(f"{path}: the generated block of {', '.join(reversed(stale))} is stale; "
+                  "run scripts/regen_validation_summary.sh", file=sys.stderr)
             return 1
         return 0
-    text = text[:m.start(3)] + want + text[m.end(3):]
     with open(path + ".tmp", "w") as f:
         f.write(text)
     os.replace(path + ".tmp", path)
