@@ -2,8 +2,8 @@
 //
 // GPU side: each kernel class is swept over sizes and dtypes through LibTorch (so cuBLAS and
 // cuDNN pick kernels as real runs do) and timed from CUPTI kernel records, and so are the
-// convolution and pooling layers of a layer-shapes file (calibrate/layer_shapes.h), at the
-// shapes real models' layers have. CPU side: chains of N tiny ops of one dispatch class per framework (LibTorch eager, TorchScript, CUDA graph
+// convolution, pooling and layer-norm layers of a layer-shapes file (calibrate/layer_shapes.h),
+// at the shapes real models' layers have. CPU side: chains of N tiny ops of one dispatch class per framework (LibTorch eager, TorchScript, CUDA graph
 // replay, and Python eager through the host's python3), for several N, so that the cost per
 // dispatch (slope) and per call (intercept) separate. Rows are written to the output file as
 // they are measured; a point that fails (out of memory, unsupported dtype) is recorded under

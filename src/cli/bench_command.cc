@@ -69,9 +69,10 @@ void SetupBenchCommand(CLI::App& app) {
       "`ftax calibrate`; rows are written as they are measured, so an interrupted run keeps\n"
       "every finished row (rerun with --resume to measure only what is missing). Host times\n"
       "are taken with no profiler attached; kernel records come from separate traced passes.\n"
-      "It also times the convolution and pooling layers of real models (--layer-shapes). With\n"
-      "--dtypes fp16 a run takes about 100 s on an H100, layer rows and torch.compile's chains\n"
-      "included (validation/README.md); the default three dtypes take longer. It prints\n"
+      "It also times the convolution, pooling and layer-norm layers of real models\n"
+      "(--layer-shapes). With --dtypes fp16 a run takes 80 to 100 s on an H100 or H200, layer\n"
+      "rows and torch.compile's chains included (validation/README.md); the default three\n"
+      "dtypes take longer. It prints\n"
       "\"[k of N] point, time left\" lines as it goes.");
   cmd->add_option("-o,--output", opt->output, "measurement file to write")->required();
   cmd->add_option("--device", opt->device, "CUDA device index")->capture_default_str();
@@ -83,7 +84,7 @@ void SetupBenchCommand(CLI::App& app) {
       ->delimiter(',');
   cmd->add_option("--classes", opt->classes,
                   "kernel classes to sweep (default all: gemm, conv, depthwise, attention, "
-                  "elementwise, reduction, copy, gather)")
+                  "elementwise, reduction, norm, copy, gather)")
       ->delimiter(',');
   cmd->add_flag("--quick", opt->quick, "fewer sizes and repetitions (well under a minute)");
   cmd->add_flag("--no-kernels", opt->no_kernels, "skip kernel sweeps, measure dispatch only");
@@ -91,7 +92,7 @@ void SetupBenchCommand(CLI::App& app) {
                 "keep the rows an interrupted run already wrote to -o and measure only the rest "
                 "(the file must come from this GPU)");
   cmd->add_option("--layer-shapes", opt->layer_shapes,
-                  "convolution and pooling layers to time at real models' shapes (default: the "
+                  "convolution, pooling and layer-norm layers to time at real models' shapes (default: the "
                   "layer-shapes.json shipped beside ftax, made from the zoo's calibration models; "
                   "none: skip them)");
   cmd->add_option("--python", opt->python, "Python with torch for the pytorch-eager benchmark")
