@@ -22,6 +22,7 @@ struct CompareOptions {
   std::string flavor = "torch";
   std::string format = "table";
   int samples = 64;
+  bool strict = false;
 };
 
 Expected<ModelSource> Open(const std::string& what, const CompareOptions& o) {
@@ -70,6 +71,10 @@ int RunCompare(const CompareOptions& o) {
   for (size_t i = 0; i < o.models.size(); ++i) {
     Expected<PredictionReport> r = PredictSweep(sources[i].at_batch, profile.value(), req);
     if (!r.ok()) return ReportError("compare", r.status().WithContext(o.models[i]));
+    if (o.strict) {
+      Status unpriced = RefuseUnpriced(o.models[i], r.value());
+      if (!unpriced.ok()) return ReportError("compare", unpriced, kUnpricedHint);
+    }
     sides.push_back({ModelLabel(i), o.models[i], o.profile, {}, std::move(r.value())});
   }
   if (o.format == "json") {
@@ -115,6 +120,9 @@ void SetupCompareCommand(CLI::App& app) {
                     "(one row per model and point)");
   cmd->add_option("--samples", o->samples, "Monte Carlo samples for the interval (0: none)")
       ->capture_default_str();
+  cmd->add_flag("--strict", o->strict,
+                "exit 2 when a model has op types ftax can neither count nor price (listed otherwise "
+                "as a warning above the table and in JSON's unpriced_ops)");
   cmd->callback([o] { ExitCode() = RunCompare(*o); });
 }
 

@@ -251,15 +251,6 @@ Status SetUpSweep(const PredictOptions& o, Sweep* s) {
   return Status::Ok();
 }
 
-Status RefuseUnpriced(const std::string& what, const PredictionReport& r) {
-  if (r.unpriced_ops.empty()) return Status::Ok();
-  std::string list;
-  for (const auto& [type, n] : r.unpriced_ops)
-    list += (list.empty() ? "" : ", ") + type + " (" + std::to_string(n) + " nodes)";
-  return InvalidInput(what + ": op types ftax cannot price: " + list);
-}
-
-const char kUnpricedHint[] = "without --strict they are priced as one elementwise kernel each";
 
 // `predict --specs FILE`: every spec of the list opened first (a bad line stops the run before
 // anything is printed, naming its line), then each predicted with the same sweep.

@@ -142,6 +142,16 @@ json PredictionToJson(const PredictionReport& r, const std::vector<WidthHeadroom
   return j;
 }
 
+Status RefuseUnpriced(const std::string& what, const PredictionReport& r) {
+  if (r.unpriced_ops.empty()) return Status::Ok();
+  std::string list;
+  for (const auto& [type, n] : r.unpriced_ops)
+    list += (list.empty() ? "" : ", ") + type + " (" + std::to_string(n) + " nodes)";
+  return InvalidInput(what + ": op types ftax cannot price: " + list);
+}
+
+const char kUnpricedHint[] = "without --strict they are priced as one elementwise kernel each";
+
 std::string UnpricedWarning(const PredictionReport& r) {
   if (r.unpriced_ops.empty()) return "";
   std::string list;

@@ -34,6 +34,10 @@ std::string PredictionCsv(const PredictionReport& r);
 // One line for the top of any rendering when the report priced ops ftax does not know (op
 // types and node counts); empty when there are none.
 std::string UnpricedWarning(const PredictionReport& r);
+// --strict: InvalidInput naming `what` and the op types ftax cannot price, with their node
+// counts; Ok when there are none. kUnpricedHint says what happens without --strict.
+Status RefuseUnpriced(const std::string& what, const PredictionReport& r);
+extern const char kUnpricedHint[];
 
 // One side of a side-by-side view: a report and what it was predicted for.
 struct ReportSide {

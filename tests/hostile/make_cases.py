@@ -419,6 +419,14 @@ def make_model_cases():
     case("predict_unknown_op_warns", ["predict", "{cases}/unknown_op_one_of_three.onnx", "--profile",
                                       "{cases}/profile_ok.json", "--batch", "1", "--framework", "cuda-graph",
                                       "--format", "json"], 0, [], ["\"unpriced_ops\": {", "\"MysteryOp\": 1"])
+    case("compare_unknown_op_strict", ["compare", "{cases}/unknown_op_one_of_three.onnx",
+                                       "{cases}/unknown_op_one_of_three.onnx", "--profile", "{cases}/profile_ok.json",
+                                       "--batch", "1", "--framework", "cuda-graph", "--strict"], 2,
+         ["op types ftax cannot price: MysteryOp (1 nodes)"])
+    case("compare_unknown_op_warns", ["compare", "{cases}/unknown_op_one_of_three.onnx",
+                                      "{cases}/unknown_op_one_of_three.onnx", "--profile", "{cases}/profile_ok.json",
+                                      "--batch", "1", "--framework", "cuda-graph", "--format", "json"], 0, [],
+         ["\"unpriced_ops\": {", "\"MysteryOp\": 1"])
     # Work bounded by the model's size: 31 nested Ifs walk in well under the time limit.
     case("inspect_nested_if_31", ["inspect", "{cases}/nested_if_31.onnx", "--format", "json"], 0, [],
          ["\"ops\": 62,", "If node 'if31': condition is not a constant"], timeout_s=20)
