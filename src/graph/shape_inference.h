@@ -25,8 +25,9 @@ namespace ftax {
 struct ShapeInferenceOptions {
   // Fail on the first op whose output shape cannot be inferred (default: warn and go on).
   bool strict = false;
-  // Int constants up to this many elements are folded (Shape, Gather, Concat, ...).
-  int64_t max_folded_elements = 64;
+  // Int constants up to this many elements are folded (Shape, Gather, Concat, Range, ...):
+  // enough for a range over a sequence's positions, from which exporters take offsets.
+  int64_t max_folded_elements = 1024;
 };
 
 // Infers shapes in `graph` and its If/Loop/Scan bodies, in place. Also resolves Loop trip

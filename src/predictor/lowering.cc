@@ -309,8 +309,11 @@ class Walker {
       const TensorInfo* t = Find(o);
       if (!t) return false;
       // Folded values (integer shape math, and the float scale the TorchScript-based exporter
-      // computes from a shape: Cast, Sqrt, Div) are constants, not kernels.
-      if (t->int_values || t->float_values) continue;
+      // computes from a shape: Cast, Sqrt, Div) are constants, not kernels. Shape inference
+      // folds up to 1024 elements, so that a value taken from a range of sequence positions
+      // (Funnel's pooling offsets) resolves; a tensor of more than 64 values is a model's
+      // tensor (BERT's position ids), priced as before.
+      if ((t->int_values || t->float_values) && Numel(o) <= 64) continue;
       if (t->dtype != DType::kInt64 && t->dtype != DType::kInt32) return false;
       double n = Numel(o);
       if (n < 0 || n > 16) return false;

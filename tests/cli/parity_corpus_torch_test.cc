@@ -149,6 +149,7 @@ const std::map<std::string, Gap>& Gaps() {
       {"efficientnet_v2_s/onnx", {kFoldedBatchNorm | kDroppedZeroBias | kNoFusion, 0.15, 0.15, 0.10, 0.10}},
       {"electra-small/dynamo.onnx", {kSplitAttention, 0.25, 0.05, 0.10, 0.05}},
       {"electra-small/onnx", {kSplitAttention, 0.15, 0.15, 0.05, 0.10}},
+      {"funnel-small/onnx", {kNoFusion | kShapeDispatch, 0.40, 0.25, 0.10, 0.30}},
       {"googlenet/dynamo.onnx", {kFoldedBatchNorm | kDroppedZeroBias, 0.45, 0.55, 0.50, 0.50}},
       {"googlenet/onnx", {kFoldedBatchNorm | kDroppedZeroBias, 0.35, 0.40, 0.35, 0.35}},
       {"gpt2/dynamo.onnx", {kSplitAttention | kNoFusion | kShapeDispatch, 0.35, 0.05, 0.15, 0.10}},
@@ -250,7 +251,7 @@ const std::map<std::string, Gap>& Gaps() {
       {"swin_v2_s/dynamo.onnx", {kNoFusion | kShapeDispatch, 0.05, 0.05, 0.10, 0.10}},
       {"swin_v2_s/onnx", {kDroppedZeroBias | kNoFusion | kShapeDispatch, 0.20, 0.25, 0.30, 0.35}},
       {"swin_v2_t/dynamo.onnx", {kNoFusion, 0.10, 0.15, 0.05, 0.05}},
-      {"swin_v2_t/onnx", {kDroppedZeroBias | kNoFusion | kShapeDispatch, 0.20, 0.25, 0.30, 0.35}},
+      {"swin_v2_t/onnx", {kDroppedZeroBias | kNoFusion | kShapeDispatch, 0.20, 0.25, 0.35, 0.35}},
       {"vgg11/dynamo.onnx", {kDroppedZeroBias, 0.15, 0.20, 0.20, 0.15}},
       {"vgg11_bn/dynamo.onnx", {kFoldedBatchNorm | kDroppedZeroBias, 0.35, 0.50, 0.40, 0.45}},
       {"vgg11_bn/onnx", {kFoldedBatchNorm | kDroppedZeroBias, 0.25, 0.35, 0.30, 0.35}},
@@ -296,10 +297,6 @@ const std::map<std::string, std::string>& KnownFailures() {
       // Exported with every dim fixed at batch 2: its Pad and Range arithmetic is constant, so
       // it opens at its own batch and is refused, with that advice, at batch 32.
       {"swin_t/static.onnx", "was exported at batch 2 (no symbolic batch dim on its inputs)"},
-      // Funnel's pooled positions are float tensors computed from Range, Slice and Concat
-      // (the arithmetic the .pt's shape rules follow with known values); ONNX shape inference
-      // does not carry float values, so the relative-position Range's length stays unknown.
-      {"funnel-small/onnx", "shape of tensor '/inner/encoder/Add_1_output_0' is unknown"},
   };
   return failures;
 }
