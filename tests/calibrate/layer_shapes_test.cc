@@ -21,6 +21,17 @@ TensorInfo T(const std::string& name, const std::vector<int64_t>& dims, bool ini
   return t;
 }
 
+// The first kernel the graph launches, from input x to output y, lowered for CUDA graphs: the
+// layer's (a permute before it is a view).
+KernelWork LastLayerKernel(Graph* g) {
+  g->inputs = {"x"};
+  g->outputs = {"y"};
+  Expected<WorkList> w = Lower(*g, {Framework::kCudaGraph, DType::kFloat16});
+  EXPECT_TRUE(w.ok()) << w.status().message();
+  if (!w.ok() || w->kernels.empty()) return {};
+  return w->kernels.front();
+}
+
 // The layer as an ONNX Conv, MaxPool or AveragePool node, lowered for CUDA graphs.
 KernelWork Lowered(const LayerShape& l, int64_t batch) {
   Graph g;
@@ -69,12 +80,7 @@ KernelWork Lowered(const LayerShape& l, int64_t batch) {
     g.ops.push_back(t);
   }
   g.ops.push_back(op);
-  g.inputs = {"x"};
-  g.outputs = {"y"};
-  Expected<WorkList> w = Lower(g, {Framework::kCudaGraph, DType::kFloat16});
-  EXPECT_TRUE(w.ok()) << w.status().message();
-  if (!w.ok() || w->kernels.empty()) return {};
-  return w->kernels.front();
+  return LastLayerKernel(&g);
 }
 
 // A layer norm as an ONNX LayerNormalization node with its scale and bias, lowered likewise.
@@ -90,12 +96,7 @@ KernelWork LoweredNorm(const NormShape& l, int64_t batch) {
   op.inputs = {"x", "s", "b"};
   op.outputs = {"y"};
   g.ops.push_back(op);
-  g.inputs = {"x"};
-  g.outputs = {"y"};
-  Expected<WorkList> w = Lower(g, {Framework::kCudaGraph, DType::kFloat16});
-  EXPECT_TRUE(w.ok()) << w.status().message();
-  if (!w.ok() || w->kernels.empty()) return {};
-  return w->kernels.front();
+  return LastLayerKernel(&g);
 }
 
 // The bench row's work is the lowering's kernel: class, variant, GEMM-like shape, FLOPs, bytes.
