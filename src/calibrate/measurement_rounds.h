@@ -48,7 +48,7 @@ int RepsPerVisit(double visit_budget_s, double one_iter_s, int rounds, int min_t
 // the point's others can be told apart from a slow host stretch, and, set beside the bench's
 // own chain of 64, how the host compares with the one the profile was calibrated on. `order`
 // is the visit's place among all visits of the run (negative: not recorded); with it
-// scripts/drift_over_time.py shows how the host's speed moved over the run.
+// validation/scripts/drift_over_time.py shows how the host's speed moved over the run.
 void AddVisit(const std::vector<double>& host_ms, const std::vector<double>& event_ms,
               RoundedPoint* p, double probe_us = -1, int64_t order = -1);
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tests of scripts/drift_over_time.py: a host slow in the second half of a run shows in the
+"""Tests of validation/scripts/drift_over_time.py: a host slow in the second half of a run shows in the
 CPU-bound stretches and not in the GPU-bound ones; files not measured in rounds are refused
 with a message naming them.
     python3 tests/scripts/drift_over_time_test.py
@@ -13,7 +13,7 @@ import tempfile
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SCRIPT = os.path.join(ROOT, "scripts", "drift_over_time.py")
+SCRIPT = os.path.join(ROOT, "validation", "scripts", "drift_over_time.py")
 
 
 def row(batch, kernel_ms, medians, order):

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scripts/framework_ranking.py: the order of frameworks from slowest to fastest, ties within 5%
+"""validation/scripts/framework_ranking.py: the order of frameworks from slowest to fastest, ties within 5%
 written in a fixed order, and the count of models whose predicted order is the measured one."""
 import io
 import json
@@ -10,7 +10,7 @@ import unittest
 from contextlib import redirect_stdout
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, os.path.join(ROOT, "validation", "scripts"))
 import framework_ranking  # noqa: E402
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""docs/validation.md's per-model block is what scripts/zoo_report.py prints for the host run it
+"""docs/validation.md's per-model block is what validation/scripts/zoo_report.py prints for the host run it
 names (never edited by hand), and a stale block is caught."""
 import os
 import re
@@ -9,7 +9,7 @@ import tempfile
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SCRIPT = os.path.join(ROOT, "scripts", "validation_summary.py")
+SCRIPT = os.path.join(ROOT, "validation", "scripts", "validation_summary.py")
 
 
 class ValidationSummaryTest(unittest.TestCase):

@@ -7,7 +7,7 @@ mostly host time (CPU-bound: kernel time under half the latency) and the others 
 and the host probe's median over the run's (where visits were probed). A stretch at 1.3 in the
 CPU-bound column ran the host side 30% slower than the run as a whole.
 
-    scripts/drift_over_time.py RUN.json [RUN.json ...] [--bins 12] [--log CAMPAIGN.log]
+    validation/scripts/drift_over_time.py RUN.json [RUN.json ...] [--bins 12] [--log CAMPAIGN.log]
                                [--plot drift.png]
 
 --plot draws every visit (its median over its point's pooled median, against its place in the

@@ -17,7 +17,8 @@ import statistics
 import sys
 from collections import Counter, defaultdict
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# model_zoo.py (the zoo's models and families) runs on the GPU host and stays in scripts/.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "scripts"))
 import model_zoo  # noqa: E402
 
 TARGET_WITHIN = {"cuda-graph": 90, "cuda-graph-eager": 90, "torch-compile-reduce-overhead": 90, "torchscript": 80,

@@ -5,9 +5,9 @@
 # the median of the scales the OTHER host runs' refinements recorded (validation/*/*/profile-refined.json),
 # against its measured runs. PRIOR=same takes only host runs of the same GPU type (the profile
 # name's first four letters, h100/h200), PRIOR=all every other host run. No GPU needed.
-#   scripts/prior_leave_one_host_out.sh [BUILD_DIR]      (reports in $REPORTS, default /tmp/ftax-prior)
+#   validation/scripts/prior_leave_one_host_out.sh [BUILD_DIR]      (reports in $REPORTS, default /tmp/ftax-prior)
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 ftax=${1:-$root/build}/ftax
 cd "$root"
 out=${REPORTS:-/tmp/ftax-prior}

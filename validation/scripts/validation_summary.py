@@ -16,7 +16,7 @@ from contextlib import redirect_stdout
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import zoo_report  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BLOCK = re.compile(r"(<!-- BEGIN zoo_report (\S+) -->\n)(.*?)(<!-- END zoo_report -->)", re.S)
 
 
@@ -58,7 +58,7 @@ def main():
     if a.check:
         if stale:
             print(f"{path}: the generated block of {', '.join(reversed(stale))} is stale; "
-                  "run scripts/regen_validation_summary.sh", file=sys.stderr)
+                  "run validation/scripts/regen_validation_summary.sh", file=sys.stderr)
             return 1
         return 0
     with open(path + ".tmp", "w") as f:

@@ -2,9 +2,9 @@
 # Refits every host run's profile from its bench (validation/GPU/RUN/bench.measurements.json)
 # and recomputes the validation reports and plots from its runs (no GPU needed). Prints the
 # summary tables. Host runs are listed in validation/hosts.txt.
-#   scripts/regen_profiles_and_reports.sh [BUILD_DIR]
+#   validation/scripts/regen_profiles_and_reports.sh [BUILD_DIR]
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 ftax=${1:-$root/build}/ftax
 cd "$root"
 mapfile -t runs < <(grep -v '^#' validation/hosts.txt | grep .)
@@ -21,12 +21,12 @@ for run in "${runs[@]}"; do
     --refine-models "$cal" --format json > "$out/$h-none.json"
   "$ftax" validate "${m[@]}" --profile "$bench/profile.json" --refine leave-one-model-out --format json \
     --plot "validation/img/$h-validation.png" > "$out/$h-loo.json"
-  for r in none loo; do python3 scripts/validation_tables.py "$out/$h-$r.json" > "$out/$h-$r.md"; done
-  python3 scripts/findings_tables.py "$out/$h-loo.json" > "$out/$h-findings.md"
+  for r in none loo; do python3 validation/scripts/validation_tables.py "$out/$h-$r.json" > "$out/$h-$r.md"; done
+  python3 validation/scripts/findings_tables.py "$out/$h-loo.json" > "$out/$h-findings.md"
   echo "== $h"; cat "$out/$h-none.md" "$out/$h-loo.md"
 done
 # The findings once per self-benchmarked host run (all runs but the first two), named by letter.
 args=()
 for run in "${runs[@]:2}"; do h=${run%% *}; args+=("${h:4}=$out/$h-loo.json"); done
-python3 scripts/findings_across_hosts.py "${args[@]}" > "$out/findings-across-hosts.md"
+python3 validation/scripts/findings_across_hosts.py "${args[@]}" > "$out/findings-across-hosts.md"
 echo "== findings across host runs"; cat "$out/findings-across-hosts.md"
