@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Write the layer shapes `ftax bench` times: the convolutions and poolings of the calibration
-models, as their layers run them.
+"""Write the layer shapes `ftax bench` times: the convolutions, poolings and layer norms of the
+calibration models, as their layers run them.
 
 ftax prices a kernel from the measured points ("anchors") nearest to it. The bench's own grids
 cover plain convolutions well and grouped, depthwise, large-kernel, patchify and pooling
@@ -10,6 +10,11 @@ an evaluation model) from the structure-only ONNX files of the parity corpus
 (tests/data/parity/NAME.onnx.xz), binds their inputs at batch 1, runs ONNX shape inference and
 keeps every Conv, MaxPool and AveragePool node's geometry (channels, spatial size, kernel,
 stride, padding, dilation, groups), one row per distinct geometry with the models it came from.
+A convolution that reads a channels-last tensor (ConvNeXt's permute back to NCHW, followed
+through elementwise ops as src/predictor/lowering.cc does) is marked "layout": "nhwc". The
+layer norms ("layer_norms": positions per sample and width) come from ftax's own shape
+inference (`ftax inspect --by-node`, the binary given by --ftax), since ONNX's stops at the
+position-id slices of BERT-like exports.
 Two small grids are added: patchify convolutions (an image of 3 channels cut into patches:
 kernel equal to stride, the patch embedding of vision transformers and ConvNeXt's stem), since
 each model has one such layer and its width varies, and grouped 3x3 convolutions of 4 to 64
@@ -18,8 +23,8 @@ channels a group, since the calibration models' grouped layers all have 8.
 `ftax bench` reads the file (data/zoo/layer-shapes.json, found beside the binary once
 installed) and times every row at batch 1, 8 and 64 (kernel rows labelled "layer ...").
 
-Usage (needs the `onnx` Python package; run from the checkout):
-  python3 scripts/layer_shapes.py [-o data/zoo/layer-shapes.json] [--max-conv 160]
+Usage (needs the `onnx` Python package and a built ftax; run from the checkout):
+  python3 scripts/layer_shapes.py [-o data/zoo/layer-shapes.json] [--max-conv 160] [--ftax build/ftax]
   python3 scripts/layer_shapes.py --restate IN.json OUT.json   (layer rows of an older bench)
 """
 import argparse
@@ -370,9 +375,10 @@ def main():
     doc = {
         "schema_version": 1,
         "kind": "ftax-layer-shapes",
-        "about": "Convolution and pooling geometries of the calibration models (data/zoo/split.json), "
-                 "at batch 1, with a grid of patchify convolutions; ftax bench times each at batch 1, 8 "
-                 "and 64. Made by scripts/layer_shapes.py from tests/data/parity.",
+        "about": "Convolution, pooling and layer-norm geometries of the calibration models "
+                 "(data/zoo/split.json), at batch 1, with grids of patchify and grouped convolutions; "
+                 "ftax bench times each at batch 1, 8 and 64. Made by scripts/layer_shapes.py from "
+                 "tests/data/parity.",
         "models": report,
         "batches": [1, 8, 64],
         "layers": rows,

@@ -251,7 +251,6 @@ Status SetUpSweep(const PredictOptions& o, Sweep* s) {
   return Status::Ok();
 }
 
-
 // `predict --specs FILE`: every spec of the list opened first (a bad line stops the run before
 // anything is printed, naming its line), then each predicted with the same sweep.
 int RunPredictSpecs(const PredictOptions& o) {

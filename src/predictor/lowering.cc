@@ -823,7 +823,7 @@ class Walker {
     return Status::Ok();
   }
 
-  // The permutation of a permute (aten `dims`) or Transpose (`perm`) is `perm`.
+  // Whether the permutation of a permute (aten `dims`) or Transpose (`perm`) is `perm`.
   static bool PermutesTo(const Op& op, std::initializer_list<int64_t> perm) {
     const std::vector<int64_t> p = op.IntsAttr(IsAten(op.domain) ? "dims" : "perm");
     return p.size() == perm.size() && std::equal(p.begin(), p.end(), perm.begin());
