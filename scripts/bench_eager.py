@@ -14,6 +14,11 @@ the "library" chain is N matrix products (N cuBLAS calls). A compiled chain's n_
 number of kernels one call launches, read from a profiled pass after its timing (the
 predictor counts a compiled model's kernels the same way), and its rows carry that pass's
 GPU kernel time and span. Compile time is reported apart (compile_s), never in call_us.
+
+With --ops, chains of N calls of one op as models call it (a convolution, a linear layer, a
+layer norm, a view, ...; op_steps lists them) are timed per framework, Python eager in either
+mode and TorchScript, so that `ftax calibrate` can price each op type's dispatch on its own
+(rows with an "op" key and issue_us, the host time until the chain returns).
 Writes a partial measurement file (the "dispatch" rows of docs/calibration.md's format) to
 --out.
 """
@@ -24,6 +29,7 @@ import statistics
 import sys
 import os
 import time
+import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from spread import spread  # noqa: E402
@@ -113,6 +119,115 @@ def compile_rows(torch, dev, fw, mode, quick, timed):
     return rows
 
 
+# Ops as models call them, one chain per op: (key, dispatch class, step). A step maps the
+# chain's tensor to the next one and always reads it, so that TorchScript keeps every op. The
+# keys are what `ftax calibrate` stores per op (frameworks.<fw>.op_us) and what the lowering
+# maps a graph's op types to (src/predictor/lowering_rules.cc, DispatchCostKey); shapes are
+# tiny, so the CPU bounds every chain.
+def op_steps(torch, dev, dt):
+    F = torch.nn.functional
+
+    def t(*s):
+        return torch.randn(*s, device=dev, dtype=dt)
+
+    w_conv, b8 = t(4, 4, 3, 3), t(4)
+    w_lin, b_lin, g8 = t(8, 8), t(8), t(8)
+    k4 = t(1, 2, 8, 8)
+    rm, rv = torch.zeros(4, device=dev, dtype=dt), torch.ones(4, device=dev, dtype=dt)
+    idx = torch.randint(0, 16, (16,), device=dev)
+    mask = torch.rand(1, 4, 8, device=dev) > 0.5
+    y3 = t(1, 4, 8)
+    x4, x3, q4, tall = t(1, 4, 4, 4), t(1, 4, 8), t(1, 2, 4, 8), t(1, 1024, 8)
+    return [
+        ("conv", "library", x4, lambda x: F.conv2d(x, w_conv, b8, padding=1)),
+        ("linear", "library", x3, lambda x: F.linear(x, w_lin, b_lin)),
+        ("matmul", "library", q4, lambda x: torch.matmul(x, k4)),
+        ("scaled_dot_product_attention", "library", q4,
+         lambda x: F.scaled_dot_product_attention(x, x, x)),
+        ("batch_norm", "kernel", x4, lambda x: F.batch_norm(x, rm, rv, b8, b8, False, 0.1, 1e-5)),
+        ("layer_norm", "kernel", x3, lambda x: F.layer_norm(x, (8,), g8, b_lin)),
+        ("softmax", "kernel", x3, lambda x: torch.softmax(x, -1)),
+        ("relu", "kernel", x3, lambda x: torch.relu_(x)),
+        ("gelu", "kernel", x3, lambda x: F.gelu(x)),
+        ("silu", "kernel", x3, lambda x: F.silu(x)),
+        ("sigmoid", "kernel", x3, lambda x: torch.sigmoid(x)),
+        ("tanh", "kernel", x3, lambda x: torch.tanh(x)),
+        ("hardswish", "kernel", x3, lambda x: F.hardswish(x)),
+        ("add", "kernel", x3, lambda x: x + y3),
+        ("mul", "kernel", x3, lambda x: x * y3),
+        ("div", "kernel", x3, lambda x: x / 2.0),
+        ("masked_fill", "kernel", x3, lambda x: x.masked_fill(mask, 0.0)),
+        ("to", "kernel", x3, lambda x: x.float() if x.dtype != torch.float32 else x.to(dt)),
+        ("embedding", "kernel", t(16, 8), lambda x: F.embedding(idx, x)),
+        ("max_pool2d", "kernel", x4, lambda x: F.max_pool2d(x, 3, 1, 1)),
+        ("adaptive_avg_pool2d", "kernel", x4, lambda x: F.adaptive_avg_pool2d(x, 1)),
+        ("mean", "kernel", x3, lambda x: x.mean(-1, keepdim=True)),
+        ("cat", "kernel", x3, lambda x: torch.cat((x, y3), 0)),
+        ("view", "view", x3, lambda x: x.view(1, 4, 8)),
+        ("reshape", "view", x3, lambda x: x.reshape(1, 4, 8)),
+        ("permute", "view", x3, lambda x: x.permute(0, 2, 1)),
+        ("transpose", "view", x3, lambda x: x.transpose(1, 2)),
+        ("expand", "view", x3, lambda x: x.expand(1, 4, 8)),
+        ("slice", "view", tall, lambda x: x[:, 1:]),
+        ("flatten", "view", x3, lambda x: torch.flatten(x, 1)),
+        ("chunk", "view", x3, lambda x: x.chunk(2, -1)[0]),
+        ("dropout", "view", x3, lambda x: F.dropout(x, 0.1, False)),
+    ]
+
+
+def op_rows(torch, dev, fw, mode, quick, reps):
+    """Chains of n calls of one op (op_steps), each timed by the host clock until the chain
+    returns (issue_us: the CPU's cost, whatever the GPU does) and until the GPU is done
+    (call_us). Python eager runs the steps as written; TorchScript runs a trace of the chain
+    with the TensorExpr fuser off, as the C++ bench's chains do."""
+    ns = [1, 16, 48] if quick else [1, 8, 32, 64]
+    ctx = torch.inference_mode if mode == "inference" else torch.no_grad
+    rows = []
+    with ctx():
+        for key, cls, x0, step in op_steps(torch, dev, torch.float16):
+            for n in ns:
+                def chain(x, n=n, step=step):
+                    for _ in range(n):
+                        x = step(x)
+                    return x
+                try:
+                    if fw == "torchscript":
+                        class Chain(torch.nn.Module):
+                            def forward(self, x, n=n, step=step):
+                                for _ in range(n):
+                                    x = step(x)
+                                return x
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore")
+                            fn = torch.jit.trace(Chain(), (x0.clone(),), check_trace=False)
+                        args = lambda: fn(x0.clone()) if key == "relu" else fn(x0)
+                    else:
+                        args = (lambda: chain(x0.clone())) if key == "relu" else (lambda: chain(x0))
+                    for _ in range(5):
+                        args()
+                    torch.cuda.synchronize()
+                    issue, call = [], []
+                    for _ in range(reps):
+                        t0 = time.perf_counter()
+                        args()
+                        t1 = time.perf_counter()
+                        torch.cuda.synchronize()
+                        t2 = time.perf_counter()
+                        issue.append((t1 - t0) * 1e6)
+                        call.append((t2 - t0) * 1e6)
+                    # Kernel records (a profiled pass) for the longest chain only.
+                    kernels, kernel_us, span_us = (kernel_records(torch, args) if n == ns[-1]
+                                                   else (None, None, None))
+                except Exception as e:  # one op that fails costs only its rows
+                    print(f"bench_eager.py: {fw} op {key} x{n} failed: {repr(e)[:300]}", file=sys.stderr)
+                    continue
+                rows.append({"framework": fw, "mode": mode, "class": cls, "op": key, "n_ops": n,
+                             "modules": 0, "call_us": spread(call), "issue_us": spread(issue),
+                             "kernels_per_call": kernels, "gpu_kernel_us": kernel_us,
+                             "gpu_span_us": span_us})
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--out", required=True)
@@ -121,6 +236,9 @@ def main():
     ap.add_argument("--modes", default="inference,no_grad",
                     help="grad modes to measure: inference (framework pytorch-eager), "
                          "no_grad (pytorch-eager-no-grad); empty for none")
+    ap.add_argument("--ops", default="",
+                    help="frameworks whose per-op chains to measure (op_steps): pytorch-eager, "
+                         "pytorch-eager-no-grad, torchscript; empty for none")
     ap.add_argument("--compile", default="",
                     help="torch.compile modes to measure: default (framework torch-compile), "
                          "reduce-overhead (torch-compile-reduce-overhead); empty for none")
@@ -216,10 +334,22 @@ def main():
                 rows.append({"framework": fw, "mode": mode, "class": "kernel", "n_ops": n, "modules": n + 1,
                              "call_us": spread(timed(lambda: m(x0))), "gpu_kernel_us": None,
                              "gpu_span_us": None})
+    op_modes = {"pytorch-eager": "inference", "pytorch-eager-no-grad": "no_grad",
+                "torchscript": "no_grad"}
+    for fw in filter(None, a.ops.split(",")):
+        if fw not in op_modes:
+            print(f"bench_eager.py: unknown --ops framework '{fw}' ({', '.join(op_modes)})",
+                  file=sys.stderr)
+            return 2
+        if fw == "torchscript":
+            torch._C._jit_set_texpr_fuser_enabled(False)
+        rows += op_rows(torch, dev, fw, op_modes[fw], a.quick, reps)
+        torch._C._jit_set_texpr_fuser_enabled(True)
+        print(f"bench_eager.py: {fw}: per-op chains done", file=sys.stderr)
     for mode in filter(None, a.compile.split(",")):
         rows += compile_rows(torch, dev, compile_fw[mode], mode, a.quick, timed)
     if not rows:
-        print("bench_eager.py: nothing to measure (--modes and --compile both empty)", file=sys.stderr)
+        print("bench_eager.py: nothing to measure (--modes, --ops and --compile all empty)", file=sys.stderr)
         return 2
     doc = {"schema_version": 1, "kind": "ftax-measurements",
            "python": {"version": platform.python_version(), "torch": torch.__version__},

@@ -19,7 +19,8 @@
 # the eager module are always measured), DEADLINE_S (520): seconds the whole campaign may take;
 # each stage gets what is left (a stage cut short keeps the rows it wrote: both write as they
 # go); WORKER_TIMEOUT_S (90): one `ftax validate` worker; MODEL_TIMEOUT_S (60): one model's
-# Python eager process; EAGER_ARGS: more options of validate_eager.py; BENCH_ARGS: more options
+# Python eager process; EAGER_GRAPHS (1): 0 measures Python eager alone, without CUDA graphs
+# captured from the eager module; EAGER_ARGS: more options of validate_eager.py; BENCH_ARGS: more options
 # of `ftax bench` (e.g. --dtypes fp16).
 set -uo pipefail
 [ $# -eq 1 ] || { echo "usage: $0 K/N | MODEL,MODEL,...   (part K of N of the model zoo, or those models)" >&2; exit 2; }
@@ -72,7 +73,7 @@ fi
 [ -f "$out/validation_ts.json" ] && mv "$out/validation_ts.json" "$out/torchscript-cudagraph.json"
 if [[ $stages == *,eager,* ]]; then
   timeout -k 10 $(( $(left) - 15 )) env OUT="$out" \
-    EAGER_ARGS="--graphs --model-timeout-s ${MODEL_TIMEOUT_S:-60} ${EAGER_ARGS:-}" \
+    EAGER_ARGS="$([ "${EAGER_GRAPHS:-1}" = 1 ] && echo --graphs) --model-timeout-s ${MODEL_TIMEOUT_S:-60} ${EAGER_ARGS:-}" \
     scripts/gpu_campaign.sh eager || log "eager stage ended with $?"
 fi
 [ -f "$out/validation_eager.json" ] && python3 scripts/keep_traces.py "$out/validation_eager.json" --models-out "$out/models"

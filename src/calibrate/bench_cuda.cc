@@ -886,17 +886,19 @@ Status RunBench(const BenchOptions& opt, const ProgressFn& progress) {
   bool eager_done = false;  // a resumed file that has Python-eager rows keeps them
   for (const json& row : out.doc()["dispatch"])
     eager_done = eager_done || row.value("framework", "").rfind("pytorch-eager", 0) == 0 ||
-                 row.value("framework", "").rfind("torch-compile", 0) == 0;
+                 row.value("framework", "").rfind("torch-compile", 0) == 0 || row.contains("op");
   // Python eager modes and torch.compile modes: chains run from Python by bench_eager.py.
-  std::string modes, compile_modes;
+  std::string modes, compile_modes, op_frameworks;
   for (Framework f : opt.frameworks) {
+    if (f == Framework::kPytorchEager || f == Framework::kPytorchEagerNoGrad || f == Framework::kTorchscript)
+      op_frameworks += std::string(op_frameworks.empty() ? "" : ",") + FrameworkName(f);
     if (f == Framework::kPytorchEager) modes += std::string(modes.empty() ? "" : ",") + "inference";
     if (f == Framework::kPytorchEagerNoGrad) modes += std::string(modes.empty() ? "" : ",") + "no_grad";
     if (f == Framework::kTorchCompile) compile_modes += std::string(compile_modes.empty() ? "" : ",") + "default";
     if (f == Framework::kTorchCompileReduceOverhead)
       compile_modes += std::string(compile_modes.empty() ? "" : ",") + "reduce-overhead";
   }
-  const bool want_eager = !modes.empty() || !compile_modes.empty();
+  const bool want_eager = !modes.empty() || !compile_modes.empty() || !op_frameworks.empty();
   if (!layers.layers.empty() || !layers.layer_norms.empty()) out.Set("layer_shapes", layers.path);
   Bench bench(opt, layers, progress, &out);
   bench.Plan(opt.kernels, !eager_done && want_eager ? 1 : 0);
@@ -920,7 +922,7 @@ Status RunBench(const BenchOptions& opt, const ProgressFn& progress) {
     std::string part = opt.output + ".eager.json";
     std::vector<std::string> argv = {opt.python, script, "--device", std::to_string(opt.device)};
     if (opt.quick) argv.push_back("--quick");
-    argv.insert(argv.end(), {"--modes", modes, "--compile", compile_modes});
+    argv.insert(argv.end(), {"--modes", modes, "--ops", op_frameworks, "--compile", compile_modes});
     argv.insert(argv.end(), {"--out", part});
     std::string cmd;
     for (const std::string& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
@@ -948,7 +950,7 @@ Status RunBench(const BenchOptions& opt, const ProgressFn& progress) {
                               {"error", "'" + cmd + "' exited with " + std::to_string(rc)}});
     }
     std::remove(part.c_str());
-    bench.PointDone("Python dispatch chains (eager, torch.compile)");
+    bench.PointDone("Python dispatch chains (eager, per-op, torch.compile)");
   }
   out.Set("finished", UtcNow());
   out.Set("wall_s", std::chrono::duration<double>(Clock::now() - t0).count());

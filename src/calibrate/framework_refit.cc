@@ -139,10 +139,16 @@ void ScaleFrameworkCosts(const std::string& framework, double s, double se, Host
     p.std_error = std::sqrt(pse * pse * s * s + v * v * se * se);
   };
   for (Param& d : f.dispatch_us) scale(d);
+  for (auto& [op, q] : f.op_us) scale(q);
   scale(f.module_us);
   scale(f.replay_per_node_us);
   scale(f.node_gap_us);
 }
+
+namespace {
+// Suffix of a scale's key in PriorFromRefinedProfiles for a framework priced by op type.
+const std::string kOpSuffix = "#op";
+}  // namespace
 
 Expected<RefitReport> PriorFromRefinedProfiles(const std::vector<HostProfile>& refined,
                                                const std::vector<std::string>& names,
@@ -186,7 +192,10 @@ Expected<RefitReport> PriorFromRefinedProfiles(const std::vector<HostProfile>& r
       for (const nlohmann::json& prev : prov["previous_refinements"])
         if (prev.is_object() && prev.contains("refinement") && prev["refinement"].is_array())
           if (Status s = take(prev["refinement"], false); !s.ok()) return s;
-    for (const auto& [fw, scale] : total) {
+    for (const auto& [fw_name, scale] : total) {
+      auto own = refined[i].frameworks.find(fw_name);
+      const bool by_op = own != refined[i].frameworks.end() && !own->second.op_us.empty();
+      const std::string fw = fw_name + (by_op ? kOpSuffix : "");
       scales[fw].push_back(scale);
       if (fw == "cuda-graph" && !gpu.empty() && refined[i].host.is_object() &&
           refined[i].host.value("gpu", "") == gpu)
@@ -198,16 +207,21 @@ Expected<RefitReport> PriorFromRefinedProfiles(const std::vector<HostProfile>& r
   // where no host refined it on its own runs it takes the inference-mode scale: the scale
   // corrects for Python glue the bench's chains lack, and the bench measures each mode's
   // dispatch costs itself.
-  if (!scales.count("pytorch-eager-no-grad") && scales.count("pytorch-eager"))
-    scales["pytorch-eager-no-grad"] = scales["pytorch-eager"];
+  for (const std::string suffix : {std::string(), std::string(kOpSuffix)})
+    if (!scales.count("pytorch-eager-no-grad" + suffix) && scales.count("pytorch-eager" + suffix))
+      scales["pytorch-eager-no-grad" + suffix] = scales["pytorch-eager" + suffix];
   RefitReport rep;
-  for (const auto& [fw, v] : scales) {
+  for (const auto& [key, v] : scales) {
     const double s = Median(v);
     std::vector<double> dev;
     for (double x : v) dev.push_back(std::fabs(x - s));
     // The spread of the hosts' scales, not of a mean: a new host is one more draw.
     const double se = 1.4826 * Median(dev);
-    rep.frameworks.push_back({fw, int(v.size()), s, se});
+    const bool by_op = key.size() > kOpSuffix.size() &&
+                       key.compare(key.size() - kOpSuffix.size(), kOpSuffix.size(), kOpSuffix) == 0;
+    RefitReport::Entry e{by_op ? key.substr(0, key.size() - kOpSuffix.size()) : key, int(v.size()), s, se};
+    e.op_costs = by_op;
+    rep.frameworks.push_back(e);
   }
   return rep;
 }
@@ -222,8 +236,23 @@ Expected<RefitReport> LoadPrior(const std::vector<std::string>& paths, const std
   return PriorFromRefinedProfiles(refined, paths, gpu);
 }
 
-void ApplyScales(const RefitReport& report, HostProfile* profile) {
-  for (const auto& e : report.frameworks) ScaleFrameworkCosts(e.framework, e.scale, e.scale_stderr, profile);
+RefitReport ApplyScales(const RefitReport& report, HostProfile* profile, std::vector<std::string>* skipped) {
+  RefitReport applied;
+  for (const auto& e : report.frameworks) {
+    auto f = profile->frameworks.find(e.framework);
+    const bool by_op = f != profile->frameworks.end() && !f->second.op_us.empty();
+    if (by_op != e.op_costs) {
+      if (skipped)
+        skipped->push_back(e.framework + ": the prior's scale (x" + std::to_string(e.scale).substr(0, 5) +
+                           ") was found for costs priced by " + (e.op_costs ? "op type" : "dispatch class") +
+                           ", this profile prices them by " + (by_op ? "op type" : "dispatch class") +
+                           ": not applied");
+      continue;
+    }
+    ScaleFrameworkCosts(e.framework, e.scale, e.scale_stderr, profile);
+    applied.frameworks.push_back(e);
+  }
+  return applied;
 }
 
 Expected<HostProfile> RefineFrameworkCosts(const HostProfile& profile, const nlohmann::json& measured,
@@ -246,7 +275,12 @@ Expected<HostProfile> RefineFrameworkCosts(const HostProfile& profile, const nlo
     // One ratio says nothing about its own spread.
     const double se = r.size() < 2 ? std::nan("") : 1.4826 * Median(dev) / std::sqrt(double(r.size()));
     ScaleFrameworkCosts(name, s, se, &out);
-    if (report) report->frameworks.push_back({name, int(r.size()), s, se});
+    if (report) {
+      RefitReport::Entry e{name, int(r.size()), s, se};
+      auto f = profile.frameworks.find(name);
+      e.op_costs = f != profile.frameworks.end() && !f->second.op_us.empty();
+      report->frameworks.push_back(e);
+    }
   }
   if (report) report->rows = std::move(rows.value());
   return out;
@@ -272,7 +306,8 @@ void RecordRefinement(const RefitReport& report, const nlohmann::json& sources,
     scales.push_back({{"framework", e.framework},
                       {"dispatch_scale", e.scale},
                       {"stderr", std::isfinite(e.scale_stderr) ? nlohmann::json(e.scale_stderr) : nlohmann::json()},
-                      {"rows", e.rows}});
+                      {"rows", e.rows},
+                      {"op_costs", e.op_costs}});
   prov["refinement"] = scales;
   prov["refinement_method"] =
       "dispatch_us and module_us (cuda-graph: replay_per_node_us and node_gap_us) scaled by the "

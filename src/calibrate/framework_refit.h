@@ -75,6 +75,9 @@ struct RefitReport {
     std::string framework;
     int rows = 0;
     double scale = 1, scale_stderr = 0;
+    // The scale was found for costs that priced ops by their type (FrameworkParams::op_us):
+    // it applies only to a profile that prices this framework the same way.
+    bool op_costs = false;
   };
   std::vector<Entry> frameworks;    // frameworks that were refined
   std::vector<FrameworkTimeRow> rows;  // every measured row, against the input profile
@@ -106,7 +109,9 @@ void ScaleFrameworkCosts(const std::string& framework, double scale, double scal
 // frameworks' scales come from every profile. Python eager under no_grad, where no profile
 // refined it, takes the scales of Python eager under inference_mode (the same Python code).
 // A profile refined more than once (e.g. on its own runs after a prior scaled it) counts with
-// the product of its refinements of each framework it last refined.
+// the product of its refinements of each framework it last refined. Scales of profiles that
+// price a framework's ops by type and of profiles that price them by class are kept apart
+// (two entries of one framework, Entry::op_costs).
 Expected<RefitReport> PriorFromRefinedProfiles(const std::vector<HostProfile>& refined,
                                                const std::vector<std::string>& names,
                                                const std::string& gpu = "");
@@ -115,8 +120,11 @@ Expected<RefitReport> PriorFromRefinedProfiles(const std::vector<HostProfile>& r
 Expected<RefitReport> LoadPrior(const std::vector<std::string>& refined_profile_paths,
                                 const std::string& gpu = "");
 
-// ScaleFrameworkCosts for every framework of `report`.
-void ApplyScales(const RefitReport& report, HostProfile* profile);
+// ScaleFrameworkCosts for every framework of `report` whose scale was found for costs of
+// the kind `profile` has (per-op costs or per-class ones; Entry::op_costs). Returns the
+// entries applied; each one left out adds a line to `skipped` saying why.
+RefitReport ApplyScales(const RefitReport& report, HostProfile* profile,
+                        std::vector<std::string>* skipped = nullptr);
 
 // Writes the refinement into profile->provenance: "refined_on" (UTC now), "refined_with"
 // (`sources`), "refinement" (per framework: dispatch_scale, stderr, rows),

@@ -184,6 +184,20 @@ Status ReadDispatchRow(const json& row, const std::string& where, DispatchMeasur
   if (d->gpu_kernel_us >= 0 && d->gpu_span_us >= 0 &&
       d->gpu_span_us < d->gpu_kernel_us * (1 - 1e-6))
     return InvalidInput(where + ".gpu_span_us: smaller than gpu_kernel_us (kernels overlap?)");
+  if (row.contains("op")) {
+    if (!(s = ReadString(row, "op", where, &d->op)).ok()) return s;
+    if (d->op.empty()) return InvalidInput(where + ".op: empty");
+    if (IsCudaGraph(d->framework))
+      return InvalidInput(where + ".op: a replayed graph has no per-op dispatch");
+    if (row.contains("chain")) return InvalidInput(where + ": a row has either \"op\" or \"chain\", not both");
+  }
+  if (row.contains("issue_us") && !row.at("issue_us").is_null()) {
+    Spread issue;
+    if (!(s = ReadSpread(row, "issue_us", where, &issue)).ok()) return s;
+    if (issue.median > d->call_us.median * (1 + 1e-6))
+      return InvalidInput(where + ".issue_us: longer than call_us (the chain returns before it is synchronized)");
+    d->issue_us = issue;
+  }
   if (row.contains("chain")) {
     if (!(s = ReadString(row, "chain", where, &d->chain)).ok()) return s;
     if (d->chain.empty()) return InvalidInput(where + ".chain: empty");

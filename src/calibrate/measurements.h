@@ -15,6 +15,8 @@
 //      "call_us": {"median": .., "p10": .., "p90": ..},     // host time of one call, synced
 //      "gpu_kernel_us": ..,   // sum of CUPTI kernel durations per call (null if unknown)
 //      "gpu_span_us": ..},    // first kernel start to last kernel end per call
+//     {"framework": "pytorch-eager", "class": "library", "op": "conv", "n_ops": 32, ..,
+//      "issue_us": {..}},  // n_ops calls of one op; host time until the chain returned
 //     {"framework": "cuda-graph", "class": "kernel", "chain": "transformer", "dtype": "fp16",
 //      "n_ops": 16, "nodes": 64, ...}  // a graph of n_ops model-sized blocks, `nodes` kernels
 //   ],
@@ -25,6 +27,7 @@
 //   Expected<Measurements> m = LoadMeasurements("h200.measurements.json");
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,6 +65,12 @@ struct DispatchMeasurement {
   std::string chain;
   std::string dtype;
   double nodes = -1;
+  // Chains of one op as models call it (bench_eager.py's op_steps): the op's cost key
+  // ("conv", "linear", "layer_norm", ...; DispatchCostKey in predictor/lowering_rules.h), and
+  // the host time until the chain returned, before it was synchronized (the CPU's own cost).
+  // An empty op is a chain of the class's generic op.
+  std::string op;
+  std::optional<Spread> issue_us;
 };
 
 struct Measurements {

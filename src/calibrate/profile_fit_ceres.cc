@@ -487,6 +487,47 @@ FrameworkFit FitDispatchFramework(Framework fw, const std::vector<const Dispatch
   return out;
 }
 
+// Per-op dispatch costs: for each op of the bench's per-op chains, the slope of the host
+// time until the chain returned (issue_us; call_us in rows without it) against the chain's
+// length, fitted with an intercept. An op needs rows of at least two lengths.
+std::map<std::string, Param> FitOpCosts(const std::vector<const DispatchMeasurement*>& rows,
+                                        const FitOptions& options, std::vector<std::string>* notes) {
+  std::map<std::string, std::vector<const DispatchMeasurement*>> by_op;
+  for (const auto* d : rows) by_op[d->op].push_back(d);
+  std::map<std::string, Param> out;
+  std::vector<std::string> short_ops;
+  bool synced = false;
+  for (const auto& [op, rs] : by_op) {
+    std::set<int> lengths;
+    std::vector<LinearRow> lin;
+    for (const auto* d : rs) {
+      const Spread& t = d->issue_us ? *d->issue_us : d->call_us;
+      synced = synced || !d->issue_us;
+      lengths.insert(d->n_ops);
+      lin.push_back(LinearRow{{1.0, double(d->n_ops)}, t.median, std::max(1.0, t.median)});
+    }
+    if (lengths.size() < 2) {
+      short_ops.push_back(op);
+      continue;
+    }
+    LinearFit lf = FitLinearNonNegative(lin, 2, options, /*robust=*/false);
+    if (!lf.ok) {
+      notes->push_back("op_us." + op + ": solver failed: " + lf.report);
+      continue;
+    }
+    out[op] = Param::Of(lf.beta[1], lf.std_error[1]);
+  }
+  if (!short_ops.empty()) {
+    std::string list;
+    for (const std::string& op : short_ops) list += (list.empty() ? "" : ", ") + op;
+    notes->push_back("op_us: no cost for " + list + " (chains of one length only)");
+  }
+  if (!out.empty())
+    notes->push_back("op_us: " + std::to_string(out.size()) + " op types priced from their own chains" +
+                     (synced ? " (some rows lack issue_us: their synchronized call time is used)" : ""));
+  return out;
+}
+
 // Slope g of (gpu_span - gpu_kernel) = g * (n_ops - 1), one estimate per row weighted equally
 // (residual (g (n-1) - y) / (n-1)). Rows need n_ops >= 2 and both GPU numbers.
 Param FitGap(const std::vector<const DispatchMeasurement*>& rows, const FitOptions& options,
@@ -865,10 +906,13 @@ Expected<Calibration> Calibrate(const Measurements& m, const FitOptions& options
 
   // ---- frameworks ----
   std::map<Framework, std::vector<const DispatchMeasurement*>> rows_of_framework;
+  std::map<Framework, std::vector<const DispatchMeasurement*>> op_rows_of_framework;
   std::vector<const DispatchMeasurement*> graph_chains;  // model-sized kernels, cuda-graph
   for (const DispatchMeasurement& d : m.dispatch) {
     if (!d.chain.empty())
       graph_chains.push_back(&d);
+    else if (!d.op.empty())
+      op_rows_of_framework[d.framework].push_back(&d);
     else
       rows_of_framework[d.framework].push_back(&d);
   }
@@ -881,6 +925,8 @@ Expected<Calibration> Calibrate(const Measurements& m, const FitOptions& options
       std::vector<const DispatchMeasurement*> gpu_bound;
       f = FitDispatchFramework(fw, rows, options, &gpu_bound);
       if (fw == Framework::kLibtorchEager) gpu_bound_eager = gpu_bound;
+      auto ops = op_rows_of_framework.find(fw);
+      if (ops != op_rows_of_framework.end()) f.params.op_us = FitOpCosts(ops->second, options, &f.notes);
     }
     if (f.params.call_us.known()) profile.frameworks[FrameworkName(fw)] = f.params;
     c.frameworks.push_back(f);

@@ -210,8 +210,10 @@ int RunCalibrate(const CalibrateOptions& o) {
   if (profile.synthetic)
     profile.provenance["notes"] = "fitted from SYNTHETIC measurements; not a real host";
   if (!o.prior.empty()) {
-    ApplyScales(prior.value(), &profile);
-    RecordRefinement(prior.value(), o.prior,
+    std::vector<std::string> skipped;
+    const RefitReport applied = ApplyScales(prior.value(), &profile, &skipped);
+    for (const std::string& line : skipped) std::cerr << "calibrate: prior: " << line << "\n";
+    RecordRefinement(applied, o.prior,
                      {{"refinement_method",
                        "prior: dispatch_us and module_us (cuda-graph: replay_per_node_us and node_gap_us) "
                        "scaled by the median of the scales recorded by refined profiles of other hosts "

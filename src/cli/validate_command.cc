@@ -336,10 +336,12 @@ int RunValidate(const ValidateOptions& o) {
     const std::string gpu = profile->host.is_object() ? profile->host.value("gpu", "") : "";
     Expected<RefitReport> prior = LoadPrior(o.prior, gpu);
     if (!prior.ok()) return ReportError("validate", prior.status());
-    ApplyScales(prior.value(), &profile.value());
+    std::vector<std::string> skipped;
+    const RefitReport applied = ApplyScales(prior.value(), &profile.value(), &skipped);
     prior_note = "prior from " + std::to_string(o.prior.size()) + " refined profiles:";
-    for (const auto& e : prior->frameworks)
+    for (const auto& e : applied.frameworks)
       prior_note += " " + e.framework + " x" + Fixed(e.scale, 2) + " (±" + Fixed(e.scale_stderr, 2) + ")";
+    for (const std::string& line : skipped) prior_note += "; " + line;
   }
   if (!o.report_models.empty()) {  // after any refinement, which may use every row
     const std::set<std::string> keep(o.report_models.begin(), o.report_models.end());

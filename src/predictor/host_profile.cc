@@ -273,6 +273,19 @@ static Expected<HostProfile> HostProfileFromJsonUnchecked(const json& j) {
             return s;
         }
       }
+      if (fj.contains("op_us") && !fj.at("op_us").is_null()) {
+        if (!fj.at("op_us").is_object()) return InvalidInput(where + ".op_us: expected an object");
+        if (IsCudaGraph(*ParseFramework(name)))
+          return InvalidInput(where + ".op_us: a replayed graph has no per-op dispatch");
+        for (const auto& [op, oj] : fj.at("op_us").items()) {
+          if (op.empty()) return InvalidInput(where + ".op_us: empty op name");
+          json wrap = {{op, oj}};
+          Param q;
+          if (!(s = ReadParam(wrap, op, "us", where + ".op_us", &q)).ok()) return s;
+          if (!(s = RequireRange(q, where + ".op_us." + op, 0, kMaxCostUs)).ok()) return s;
+          if (q.known()) f.op_us[op] = q;
+        }
+      }
       for (auto [key, q] : {std::pair{"call_us", &f.call_us}, std::pair{"module_us", &f.module_us},
                             std::pair{"node_gap_us", &f.node_gap_us},
                             std::pair{"replay_per_node_us", &f.replay_per_node_us}})
@@ -353,6 +366,11 @@ json HostProfileToJson(const HostProfile& p) {
     fj["module_us"] = WriteParam(f.module_us, "us");
     fj["node_gap_us"] = WriteParam(f.node_gap_us, "us");
     fj["replay_per_node_us"] = WriteParam(f.replay_per_node_us, "us");
+    if (!f.op_us.empty()) {
+      json ops = json::object();
+      for (const auto& [op, q] : f.op_us) ops[op] = WriteParam(q, "us");
+      fj["op_us"] = ops;
+    }
     fj["points"] = f.points;
     fj["r2"] = NumOrNull(f.r2);
     fs[name] = fj;

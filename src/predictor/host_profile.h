@@ -88,7 +88,8 @@ struct GpuParams {
 };
 
 // CPU-side cost of a framework. A call costs call_us once (entry, input checks, final
-// synchronize), plus dispatch_us[class] per dispatch, plus module_us per nn.Module call
+// synchronize), plus per dispatch op_us[op type] where measured, else dispatch_us[class],
+// plus module_us per nn.Module call
 // (Python eager only). For cuda-graph, call_us is the graph launch, node_gap_us the GPU
 // gap between two graph nodes and replay_per_node_us the launch cost per node.
 struct FrameworkParams {
@@ -99,6 +100,10 @@ struct FrameworkParams {
   // cuda-graph only: host-side replay cost that grows with the number of graph nodes
   // (cudaGraphLaunch work before the GPU starts), per node.
   Param replay_per_node_us;
+  // Eager and TorchScript: the dispatch cost of one op type, measured by chains of that op
+  // as models call it (key: DispatchCostKey, e.g. "conv", "layer_norm"). An op whose key is
+  // here costs op_us[key] (all its launches included) instead of dispatch_us[class].
+  std::map<std::string, Param> op_us;
   int points = 0;
   double r2 = std::nan("");
 };

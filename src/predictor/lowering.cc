@@ -136,6 +136,14 @@ class Walker {
     bool masked = false;
   };
 
+  // An op type's rule and dispatch-cost key, looked up once per walk (RuleFor).
+  struct RuleSlot {
+    const std::string* type = nullptr;
+    const std::string* domain = nullptr;
+    const LoweringRule* rule = nullptr;
+    const std::string* cost_key = nullptr;
+  };
+
   Walker(const Graph& g, const LoweringOptions& o) : g_(g), opt_(o) {}
 
   Expected<WorkList> Run() {
@@ -285,18 +293,20 @@ class Walker {
   // FindLoweringRule, remembered per (domain, op type) for this walk in a small open-addressed
   // table (a model has a few dozen op types; hashing each op's type string in the global table
   // was a tenth of the walk).
-  const LoweringRule* RuleFor(const Op& op) {
+  const LoweringRule* RuleFor(const Op& op) { return SlotFor(op).rule; }
+  const RuleSlot& SlotFor(const Op& op) {
     const std::string& t = op.type;
     size_t h = (t.size() * 131u + (t.empty() ? 0u : unsigned(t[0]) * 31u + unsigned(t.back()) * 7u)) % kRuleSlots;
     for (size_t probe = 0; probe < kRuleSlots; ++probe, h = (h + 1) % kRuleSlots) {
       RuleSlot& slot = rule_cache_[h];
       if (!slot.type) {
-        slot = RuleSlot{&t, &op.domain, FindLoweringRule(op.domain, t)};
-        return slot.rule;
+        slot = RuleSlot{&t, &op.domain, FindLoweringRule(op.domain, t), &DispatchCostKey(op.domain, t)};
+        return slot;
       }
-      if (*slot.type == t && *slot.domain == op.domain) return slot.rule;
+      if (*slot.type == t && *slot.domain == op.domain) return slot;
     }
-    return FindLoweringRule(op.domain, t);
+    overflow_slot_ = RuleSlot{&t, &op.domain, FindLoweringRule(op.domain, t), &DispatchCostKey(op.domain, t)};
+    return overflow_slot_;
   }
   Status Missing(const Op& op, const std::string& tensor) const {
     return InvalidInput("node '" + op.name + "' (" + op.type + "): shape of tensor '" + tensor +
@@ -736,6 +746,13 @@ class Walker {
     DispatchWork d;
     d.cls = c;
     d.op_index = op_index;
+    // The op's own cost key, where it is dispatched as its rule says (a view that copies, or a
+    // host scalar op, is priced by the class it became).
+    if (op_index >= 0 && size_t(op_index) < g_.ops.size()) {
+      const RuleSlot& slot = SlotFor(g_.ops[size_t(op_index)]);
+      if (slot.rule && slot.rule->dispatch_class == c && slot.cost_key && !slot.cost_key->empty())
+        d.cost_key = slot.cost_key;
+    }
     d.first_kernel = first_kernel;
     d.num_kernels = int(work_.kernels.size()) - first_kernel;
     work_.dispatches.push_back(d);
@@ -1260,13 +1277,9 @@ class Walker {
   LoweringOptions opt_;
   WorkList work_;
   static constexpr size_t kMemo = 64;
-  struct RuleSlot {
-    const std::string* type = nullptr;
-    const std::string* domain = nullptr;
-    const LoweringRule* rule = nullptr;
-  };
   static constexpr size_t kRuleSlots = 64;
   std::array<RuleSlot, kRuleSlots> rule_cache_{};
+  RuleSlot overflow_slot_;
   mutable std::array<MemoEntry, kMemo> memo_{};
   std::unordered_map<std::string, const Op*> producer_;
   // Sets of tensors by name: the graph's tensors by their map entries, names the graph lacks

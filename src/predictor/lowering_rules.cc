@@ -1,6 +1,7 @@
 #include "predictor/lowering_rules.h"
 
 #include <algorithm>
+#include <mutex>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -316,6 +317,49 @@ const LoweringRule* FindLoweringRule(const std::string& domain, const std::strin
     if (base != Table().end()) r = base->second.second;
   }
   return r;
+}
+
+const std::string& DispatchCostKey(const std::string& domain, const std::string& op_type) {
+  static const std::string kNone;
+  // aten op types (and ONNX op types, as the PyTorch call an exporter wrote them from) whose
+  // key is not their own name. An aten op type not listed is its own key, its in-place form
+  // ("relu_") its out-of-place one's.
+  static const auto* aliases = new std::unordered_map<std::string, std::string>{
+      {"_convolution", "conv"}, {"convolution", "conv"}, {"conv1d", "conv"}, {"conv2d", "conv"},
+      {"conv3d", "conv"}, {"addmm", "linear"}, {"bmm", "matmul"}, {"mm", "matmul"},
+      {"baddbmm", "matmul"}, {"native_layer_norm", "layer_norm"},
+      {"_scaled_dot_product_flash_attention", "scaled_dot_product_attention"},
+      {"_scaled_dot_product_efficient_attention", "scaled_dot_product_attention"},
+      {"_scaled_dot_product_cudnn_attention", "scaled_dot_product_attention"},
+      {"_softmax", "softmax"}, {"_to_copy", "to"}, {"type_as", "to"}};
+  static const auto* onnx = new std::unordered_map<std::string, std::string>{
+      {"Conv", "conv"}, {"Gemm", "linear"}, {"MatMul", "matmul"},
+      {"LayerNormalization", "layer_norm"}, {"BatchNormalization", "batch_norm"},
+      {"Softmax", "softmax"}, {"Relu", "relu"}, {"Sigmoid", "sigmoid"}, {"Tanh", "tanh"},
+      {"HardSwish", "hardswish"}, {"Gelu", "gelu"}, {"Add", "add"}, {"Mul", "mul"}, {"Div", "div"},
+      {"Cast", "to"}, {"MaxPool", "max_pool2d"}, {"GlobalAveragePool", "adaptive_avg_pool2d"},
+      {"ReduceMean", "mean"}, {"Concat", "cat"}, {"Reshape", "reshape"}, {"Transpose", "permute"},
+      {"Flatten", "flatten"}, {"Slice", "slice"}, {"Expand", "expand"}, {"Dropout", "dropout"},
+      {"Attention", "scaled_dot_product_attention"}};
+  // Interned keys, so that a work list's dispatches point at them.
+  static auto* interned = new std::unordered_map<std::string, std::string>();
+  static std::mutex mu;
+  const std::string_view d(domain);
+  std::string key;
+  if (d == "aten") {
+    std::string base = op_type;
+    if (base.size() > 1 && base.back() == '_' && base[base.size() - 2] != '_') base.pop_back();
+    auto a = aliases->find(base);
+    key = a != aliases->end() ? a->second : base;
+  } else if (d.empty() || d == "ai.onnx") {
+    auto o = onnx->find(op_type);
+    if (o == onnx->end()) return kNone;
+    key = o->second;
+  } else {
+    return kNone;
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  return interned->emplace(key, key).first->second;
 }
 
 std::vector<std::pair<std::string, std::string>> LoweringTableKeys() {

@@ -46,6 +46,14 @@ struct LoweringRule {
 // out-of-place form: same dispatch, same kernel.
 const LoweringRule* FindLoweringRule(const std::string& domain, const std::string& op_type);
 
+// The key under which a profile may keep the measured dispatch cost of an op type
+// (frameworks.<fw>.op_us; the bench's per-op chains): "conv" for aten::_convolution, conv2d
+// and ONNX Conv, "linear" for linear and addmm, "matmul" for matmul, bmm and mm, an aten op's
+// own name otherwise ("layer_norm", "relu" for relu_), and the empty string for an op of
+// another domain or an ONNX op no PyTorch call is known for. The string lives as long as the
+// program (work lists point at it).
+const std::string& DispatchCostKey(const std::string& domain, const std::string& op_type);
+
 // Every (domain, op type) the table has a row for ("aten" or "" for ONNX), for tests that
 // check the table against the counting registry.
 std::vector<std::pair<std::string, std::string>> LoweringTableKeys();

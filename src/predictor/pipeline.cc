@@ -205,6 +205,48 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
       view = lt->dispatch_us[int(DispatchClass::kView)].value;
     }
     rp.launch_us = std::max(0.0, kernel - view);
+    if (!f->op_us.empty()) {
+      // Ops whose type the bench measured cost that; the rest their class's chain cost.
+      std::map<const std::string*, int> index;
+      std::map<std::string, int> by_class;
+      int priced = 0;
+      rp.dispatch_op.reserve(work.dispatches.size());
+      for (const DispatchWork& d : work.dispatches) {
+        int idx = -1;
+        if (d.cost_key) {
+          auto it = index.find(d.cost_key);
+          if (it != index.end()) {
+            idx = it->second;
+          } else {
+            auto op = f->op_us.find(*d.cost_key);
+            if (op != f->op_us.end() && op->second.known()) {
+              idx = int(rp.op_us.size());
+              rp.op_us.push_back(op->second.value);
+              rp.op_se.push_back(SeOr0(op->second));
+            }
+            index.emplace(d.cost_key, idx);
+          }
+        }
+        if (idx >= 0) {
+          ++priced;
+        } else if (d.cls != DispatchClass::kView) {
+          by_class[d.cost_key && !d.cost_key->empty() ? *d.cost_key : std::string("other")]++;
+        }
+        rp.dispatch_op.push_back(idx);
+      }
+      std::string note = std::to_string(priced) + " of " + std::to_string(work.dispatches.size()) +
+                         " dispatches priced by their op type's measured cost";
+      if (!by_class.empty()) {
+        std::vector<std::pair<int, std::string>> top;
+        for (const auto& [k, n] : by_class) top.emplace_back(-n, k);
+        std::sort(top.begin(), top.end());
+        note += "; by their class's: ";
+        for (size_t i = 0; i < top.size() && i < 4; ++i)
+          note += (i ? ", " : "") + top[i].second + " (" + std::to_string(-top[i].first) + ")";
+        if (top.size() > 4) note += ", ...";
+      }
+      rp.notes.push_back(note);
+    }
     if (IsPythonEager(framework)) {
       rp.module_us = ValueOr(f->module_us, 0);
       rp.module_se = SeOr0(f->module_us);
@@ -329,6 +371,7 @@ ResolvedParams SampleParams(const ResolvedParams& p, std::mt19937_64& rng) {
   s.kernel_gap_us = Draw(p.kernel_gap_us, p.kernel_gap_se, rng);
   for (int c = 0; c < kNumDispatchClasses; ++c)
     s.dispatch_us[c] = Draw(p.dispatch_us[c], p.dispatch_se[c], rng);
+  for (size_t i = 0; i < p.op_us.size(); ++i) s.op_us[i] = Draw(p.op_us[i], p.op_se[i], rng);
   for (size_t i = 0; i < p.thetas.size(); ++i) {
     s.thetas[i].floor_us = Draw(p.thetas[i].floor_us, p.theta_se[i].floor_us, rng);
     if (p.thetas[i].rate_tflops > 0)
@@ -386,12 +429,16 @@ Timing Simulate(const WorkList& work, const ResolvedParams& p) {
       work.dispatches.empty() ? 0 : p.module_us * work.module_calls / double(work.dispatches.size());
   double cpu = 0, gpu = 0, idle = 0;
   int launches = 0;
-  for (const DispatchWork& d : work.dispatches) {
-    cpu += p.dispatch_us[int(d.cls)] + module_share;
+  const bool by_op = p.dispatch_op.size() == work.dispatches.size();
+  for (size_t di = 0; di < work.dispatches.size(); ++di) {
+    const DispatchWork& d = work.dispatches[di];
+    const int op = by_op ? p.dispatch_op[di] : -1;
+    cpu += (op >= 0 ? p.op_us[size_t(op)] : p.dispatch_us[int(d.cls)]) + module_share;
     for (int i = d.first_kernel; i < d.first_kernel + d.num_kernels; ++i) {
       // The dispatch cost covers its first launch; every further one costs the CPU again,
-      // before this kernel (an op's second kernel) or after it (a library's extra ones).
-      if (i > d.first_kernel) {
+      // before this kernel (an op's second kernel) or after it (a library's extra ones). An
+      // op's measured cost covers the launches its op made in the bench.
+      if (i > d.first_kernel && op < 0) {
         cpu += p.launch_us;
         launches += 1;
       }

@@ -1,7 +1,8 @@
 // The CPU/GPU pipeline simulation: prices a work list with a host profile.
 //
-// The CPU issues dispatches in order, each costing its class's dispatch cost (plus a share of
-// nn.Module call costs for Python eager); a kernel is enqueued when its dispatch ends and
+// The CPU issues dispatches in order, each costing its op type's measured dispatch cost where
+// the profile keeps one, else its class's (plus a share of nn.Module call costs for Python
+// eager); a kernel is enqueued when its dispatch ends and
 // starts at max(enqueue time, end of the previous kernel + kernel gap). The call ends at
 // max(CPU done, GPU done) plus the framework's fixed per-call cost (entry, checks, sync).
 // At the extremes this is the paper's max(framework overhead, compute); in between it
@@ -45,6 +46,11 @@ struct ResolvedParams {
   // launches none, dispatch_us[kernel] - dispatch_us[view] of libtorch-eager (of this
   // framework when the profile lacks libtorch-eager), at least 0. Not drawn in samples.
   double launch_us = 0;
+  // Eager and TorchScript with per-op costs in the profile (FrameworkParams::op_us): per
+  // dispatch of the work list, the index into op_us of its op type's measured cost, or -1
+  // where its class prices it. Empty when the profile keeps no per-op costs.
+  std::vector<int> dispatch_op;
+  std::vector<double> op_us, op_se;
   // Per kernel of the work list: index into `thetas`.
   std::vector<int> theta_index;
   std::vector<KernelTheta> thetas;

@@ -70,6 +70,9 @@ struct DispatchWork {
   int op_index = -1;
   int first_kernel = 0;  // kernels [first_kernel, first_kernel + num_kernels) in WorkList
   int num_kernels = 0;
+  // The op type's dispatch-cost key (DispatchCostKey; null: priced by its class alone, e.g. a
+  // reshape that copies, which costs what a kernel does, not what a view does).
+  const std::string* cost_key = nullptr;
 };
 
 struct WorkList {
