@@ -16,7 +16,7 @@ predictor counts a compiled model's kernels the same way), and its rows carry th
 GPU kernel time and span. Compile time is reported apart (compile_s), never in call_us.
 
 With --ops, chains of N calls of one op as models call it (a convolution, a linear layer, a
-layer norm, a view, ...; op_steps lists them) are timed per framework, Python eager in either
+layer norm, a view, ...; op_layers lists them) are timed per framework, Python eager in either
 mode and TorchScript, so that `ftax calibrate` can price each op type's dispatch on its own
 (rows with an "op" key and issue_us, the host time until the chain returns).
 Writes a partial measurement file (the "dispatch" rows of docs/calibration.md's format) to
@@ -119,112 +119,134 @@ def compile_rows(torch, dev, fw, mode, quick, timed):
     return rows
 
 
-# Ops as models call them, one chain per op: (key, dispatch class, step). A step maps the
-# chain's tensor to the next one and always reads it, so that TorchScript keeps every op. The
-# keys are what `ftax calibrate` stores per op (frameworks.<fw>.op_us) and what the lowering
-# maps a graph's op types to (src/predictor/lowering_rules.cc, DispatchCostKey); shapes are
-# tiny, so the CPU bounds every chain.
-def op_steps(torch, dev, dt):
+# Ops as models call them: (key, dispatch class, input, layer). A layer is an nn.Module made
+# the way models make theirs (parameters and buffers created outside any grad mode, in half
+# precision on the GPU, a model's size: a ResNet stage's 64-channel 56x56 convolution, a
+# 256-wide linear layer), whose forward runs the op once and always reads its input, so that
+# TorchScript keeps every op. The keys are what `ftax calibrate` stores per op
+# (frameworks.<fw>.op_us) and what the lowering maps a graph's op types to
+# (src/predictor/lowering_rules.cc, DispatchCostKey).
+def op_layers(torch, dev, dt):
     F = torch.nn.functional
+    nn = torch.nn
 
     def t(*s):
         return torch.randn(*s, device=dev, dtype=dt)
 
-    w_conv, b8 = t(4, 4, 3, 3), t(4)
-    w_lin, b_lin, g8 = t(8, 8), t(8), t(8)
-    k4 = t(1, 2, 8, 8)
-    rm, rv = torch.zeros(4, device=dev, dtype=dt), torch.ones(4, device=dev, dtype=dt)
-    idx = torch.randint(0, 16, (16,), device=dev)
-    mask = torch.rand(1, 4, 8, device=dev) > 0.5
-    y3 = t(1, 4, 8)
-    x4, x3, q4, tall = t(1, 4, 4, 4), t(1, 4, 8), t(1, 2, 4, 8), t(1, 1024, 8)
+    class Op(nn.Module):
+        def __init__(self, fn, **buffers):
+            super().__init__()
+            self.fn = fn
+            for k, v in buffers.items():
+                self.register_buffer(k, v)
+
+        def forward(self, x):
+            return self.fn(self, x)
+
+    def half(m):
+        return m.to(device=dev, dtype=dt).eval()
+
+    img, seq, head = t(1, 64, 56, 56), t(1, 16, 256), t(1, 4, 16, 64)
+    mask = torch.rand(1, 16, 256, device=dev) > 0.5
+    idx = torch.randint(0, 64, (64,), device=dev)
     return [
-        ("conv", "library", x4, lambda x: F.conv2d(x, w_conv, b8, padding=1)),
-        ("linear", "library", x3, lambda x: F.linear(x, w_lin, b_lin)),
-        ("matmul", "library", q4, lambda x: torch.matmul(x, k4)),
-        ("scaled_dot_product_attention", "library", q4,
-         lambda x: F.scaled_dot_product_attention(x, x, x)),
-        ("batch_norm", "kernel", x4, lambda x: F.batch_norm(x, rm, rv, b8, b8, False, 0.1, 1e-5)),
-        ("layer_norm", "kernel", x3, lambda x: F.layer_norm(x, (8,), g8, b_lin)),
-        ("softmax", "kernel", x3, lambda x: torch.softmax(x, -1)),
-        ("relu", "kernel", x3, lambda x: torch.relu_(x)),
-        ("gelu", "kernel", x3, lambda x: F.gelu(x)),
-        ("silu", "kernel", x3, lambda x: F.silu(x)),
-        ("sigmoid", "kernel", x3, lambda x: torch.sigmoid(x)),
-        ("tanh", "kernel", x3, lambda x: torch.tanh(x)),
-        ("hardswish", "kernel", x3, lambda x: F.hardswish(x)),
-        ("add", "kernel", x3, lambda x: x + y3),
-        ("mul", "kernel", x3, lambda x: x * y3),
-        ("div", "kernel", x3, lambda x: x / 2.0),
-        ("masked_fill", "kernel", x3, lambda x: x.masked_fill(mask, 0.0)),
-        ("to", "kernel", x3, lambda x: x.float() if x.dtype != torch.float32 else x.to(dt)),
-        ("embedding", "kernel", t(16, 8), lambda x: F.embedding(idx, x)),
-        ("max_pool2d", "kernel", x4, lambda x: F.max_pool2d(x, 3, 1, 1)),
-        ("adaptive_avg_pool2d", "kernel", x4, lambda x: F.adaptive_avg_pool2d(x, 1)),
-        ("mean", "kernel", x3, lambda x: x.mean(-1, keepdim=True)),
-        ("cat", "kernel", x3, lambda x: torch.cat((x, y3), 0)),
-        ("view", "view", x3, lambda x: x.view(1, 4, 8)),
-        ("reshape", "view", x3, lambda x: x.reshape(1, 4, 8)),
-        ("permute", "view", x3, lambda x: x.permute(0, 2, 1)),
-        ("transpose", "view", x3, lambda x: x.transpose(1, 2)),
-        ("expand", "view", x3, lambda x: x.expand(1, 4, 8)),
-        ("slice", "view", tall, lambda x: x[:, 1:]),
-        ("flatten", "view", x3, lambda x: torch.flatten(x, 1)),
-        ("chunk", "view", x3, lambda x: x.chunk(2, -1)[0]),
-        ("dropout", "view", x3, lambda x: F.dropout(x, 0.1, False)),
+        ("conv", "library", img, lambda: half(nn.Conv2d(64, 64, 3, padding=1, bias=False))),
+        ("linear", "library", seq, lambda: half(nn.Linear(256, 256))),
+        ("matmul", "library", head, lambda: Op(lambda m, x: torch.matmul(x, m.k), k=t(1, 4, 64, 64))),
+        ("scaled_dot_product_attention", "library", head,
+         lambda: Op(lambda m, x: F.scaled_dot_product_attention(x, x, x))),
+        ("batch_norm", "kernel", img, lambda: half(nn.BatchNorm2d(64))),
+        ("layer_norm", "kernel", seq, lambda: half(nn.LayerNorm(256))),
+        ("softmax", "kernel", seq, lambda: half(nn.Softmax(dim=-1))),
+        ("relu", "kernel", img, lambda: half(nn.ReLU(inplace=True))),
+        ("gelu", "kernel", seq, lambda: half(nn.GELU())),
+        ("silu", "kernel", img, lambda: half(nn.SiLU())),
+        ("sigmoid", "kernel", img, lambda: half(nn.Sigmoid())),
+        ("tanh", "kernel", seq, lambda: half(nn.Tanh())),
+        ("hardswish", "kernel", img, lambda: half(nn.Hardswish())),
+        ("add", "kernel", seq, lambda: Op(lambda m, x: x + m.y, y=t(1, 16, 256))),
+        ("mul", "kernel", seq, lambda: Op(lambda m, x: x * m.y, y=t(1, 16, 256))),
+        ("div", "kernel", seq, lambda: Op(lambda m, x: x / 8.0)),
+        ("masked_fill", "kernel", seq, lambda: Op(lambda m, x: x.masked_fill(m.mask, 0.0), mask=mask)),
+        ("to", "kernel", seq, lambda: Op(lambda m, x: x.float() if x.dtype != torch.float32 else x.to(dt))),
+        ("embedding", "kernel", t(64, 256), lambda: Op(lambda m, x: F.embedding(m.idx, x), idx=idx)),
+        ("max_pool2d", "kernel", img, lambda: half(nn.MaxPool2d(3, 1, 1))),
+        ("adaptive_avg_pool2d", "kernel", img, lambda: half(nn.AdaptiveAvgPool2d(1))),
+        ("mean", "kernel", seq, lambda: Op(lambda m, x: x.mean(-1, keepdim=True))),
+        ("view", "view", seq, lambda: Op(lambda m, x: x.view(1, 16, 256))),
+        ("reshape", "view", seq, lambda: Op(lambda m, x: x.reshape(1, 16, 256))),
+        ("permute", "view", head, lambda: Op(lambda m, x: x.permute(0, 2, 1, 3))),
+        ("transpose", "view", head, lambda: Op(lambda m, x: x.transpose(1, 2))),
+        ("expand", "view", seq, lambda: Op(lambda m, x: x.expand(1, 16, 256))),
+        ("slice", "view", t(1, 1024, 8), lambda: Op(lambda m, x: x[:, 1:])),
+        ("flatten", "view", seq, lambda: Op(lambda m, x: torch.flatten(x, 1))),
+        ("chunk", "view", seq, lambda: Op(lambda m, x: x.chunk(2, -1)[0])),
+        ("dropout", "view", seq, lambda: half(nn.Dropout(0.1))),
     ]
 
 
 def op_rows(torch, dev, fw, mode, quick, reps):
-    """Chains of n calls of one op (op_steps), each timed by the host clock until the chain
+    """Chains of n layers of one op (op_layers), each timed by the host clock until the chain
     returns (issue_us: the CPU's cost, whatever the GPU does) and until the GPU is done
-    (call_us). Python eager runs the steps as written; TorchScript runs a trace of the chain
-    with the TensorExpr fuser off, as the C++ bench's chains do."""
+    (call_us). Python eager calls each layer's forward itself (a model's nn.Module __call__ is
+    priced apart, by module_us); TorchScript runs a trace of the chain (its layers' parameters
+    held as a traced model holds them) with the TensorExpr fuser off, as the C++ bench's
+    chains do."""
     ns = [1, 16, 48] if quick else [1, 8, 32, 64]
     ctx = torch.inference_mode if mode == "inference" else torch.no_grad
     rows = []
-    with ctx():
-        for key, cls, x0, step in op_steps(torch, dev, torch.float16):
-            for n in ns:
-                def chain(x, n=n, step=step):
-                    for _ in range(n):
-                        x = step(x)
-                    return x
-                try:
+
+    class Chain(torch.nn.Module):
+        def __init__(self, layers):
+            super().__init__()
+            self.layers = torch.nn.ModuleList(layers)
+
+        def forward(self, x):
+            for layer in self.layers:
+                x = layer(x)
+            return x
+
+    for key, cls, x_in, make in op_layers(torch, dev, torch.float16):
+        for n in ns:
+            try:
+                chain = Chain([make() for _ in range(n)])  # weights made outside the grad mode
+                with ctx():
+                    x0 = x_in.clone()  # the input, made under the mode, as a user's is
                     if fw == "torchscript":
-                        class Chain(torch.nn.Module):
-                            def forward(self, x, n=n, step=step):
-                                for _ in range(n):
-                                    x = step(x)
-                                return x
                         with warnings.catch_warnings():
                             warnings.simplefilter("ignore")
-                            fn = torch.jit.trace(Chain(), (x0.clone(),), check_trace=False)
-                        args = lambda: fn(x0.clone()) if key == "relu" else fn(x0)
+                            traced = torch.jit.trace(chain, (x0.clone(),), check_trace=False)
+                        run = lambda: traced(x0.clone() if key == "relu" else x0)
                     else:
-                        args = (lambda: chain(x0.clone())) if key == "relu" else (lambda: chain(x0))
+                        fwds = [layer.forward for layer in chain.layers]
+
+                        def run(fwds=fwds):
+                            x = x0.clone() if key == "relu" else x0
+                            for f in fwds:
+                                x = f(x)
+                            return x
                     for _ in range(5):
-                        args()
+                        run()
                     torch.cuda.synchronize()
                     issue, call = [], []
                     for _ in range(reps):
                         t0 = time.perf_counter()
-                        args()
+                        run()
                         t1 = time.perf_counter()
                         torch.cuda.synchronize()
                         t2 = time.perf_counter()
                         issue.append((t1 - t0) * 1e6)
                         call.append((t2 - t0) * 1e6)
                     # Kernel records (a profiled pass) for the longest chain only.
-                    kernels, kernel_us, span_us = (kernel_records(torch, args) if n == ns[-1]
+                    kernels, kernel_us, span_us = (kernel_records(torch, run) if n == ns[-1]
                                                    else (None, None, None))
-                except Exception as e:  # one op that fails costs only its rows
-                    print(f"bench_eager.py: {fw} op {key} x{n} failed: {repr(e)[:300]}", file=sys.stderr)
-                    continue
-                rows.append({"framework": fw, "mode": mode, "class": cls, "op": key, "n_ops": n,
-                             "modules": 0, "call_us": spread(call), "issue_us": spread(issue),
-                             "kernels_per_call": kernels, "gpu_kernel_us": kernel_us,
-                             "gpu_span_us": span_us})
+            except Exception as e:  # one op that fails costs only its rows
+                print(f"bench_eager.py: {fw} op {key} x{n} failed: {repr(e)[:300]}", file=sys.stderr)
+                continue
+            rows.append({"framework": fw, "mode": mode, "class": cls, "op": key, "n_ops": n,
+                         "modules": 0, "call_us": spread(call), "issue_us": spread(issue),
+                         "kernels_per_call": kernels, "gpu_kernel_us": kernel_us,
+                         "gpu_span_us": span_us})
     return rows
 
 
@@ -237,7 +259,7 @@ def main():
                     help="grad modes to measure: inference (framework pytorch-eager), "
                          "no_grad (pytorch-eager-no-grad); empty for none")
     ap.add_argument("--ops", default="",
-                    help="frameworks whose per-op chains to measure (op_steps): pytorch-eager, "
+                    help="frameworks whose per-op chains to measure (op_layers): pytorch-eager, "
                          "pytorch-eager-no-grad, torchscript; empty for none")
     ap.add_argument("--compile", default="",
                     help="torch.compile modes to measure: default (framework torch-compile), "

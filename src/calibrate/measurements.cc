@@ -191,6 +191,8 @@ Status ReadDispatchRow(const json& row, const std::string& where, DispatchMeasur
       return InvalidInput(where + ".op: a replayed graph has no per-op dispatch");
     if (row.contains("chain")) return InvalidInput(where + ": a row has either \"op\" or \"chain\", not both");
   }
+  if (!(s = ReadNumber(row, "kernels_per_call", where, false, 0, false, &d->kernels_per_call, 1e9)).ok())
+    return s;
   if (row.contains("issue_us") && !row.at("issue_us").is_null()) {
     Spread issue;
     if (!(s = ReadSpread(row, "issue_us", where, &issue)).ok()) return s;

@@ -71,6 +71,7 @@ struct DispatchMeasurement {
   // An empty op is a chain of the class's generic op.
   std::string op;
   std::optional<Spread> issue_us;
+  double kernels_per_call = -1;  // GPU kernels one call launched (< 0: unknown)
 };
 
 struct Measurements {

@@ -491,7 +491,8 @@ FrameworkFit FitDispatchFramework(Framework fw, const std::vector<const Dispatch
 // time until the chain returned (issue_us; call_us in rows without it) against the chain's
 // length, fitted with an intercept. An op needs rows of at least two lengths.
 std::map<std::string, Param> FitOpCosts(const std::vector<const DispatchMeasurement*>& rows,
-                                        const FitOptions& options, std::vector<std::string>* notes) {
+                                        const FitOptions& options, std::map<std::string, double>* kernels,
+                                        std::vector<std::string>* notes) {
   std::map<std::string, std::vector<const DispatchMeasurement*>> by_op;
   for (const auto* d : rows) by_op[d->op].push_back(d);
   std::map<std::string, Param> out;
@@ -509,6 +510,19 @@ std::map<std::string, Param> FitOpCosts(const std::vector<const DispatchMeasurem
     if (lengths.size() < 2) {
       short_ops.push_back(op);
       continue;
+    }
+    // Kernels per call of the op: from the longest chain with GPU records.
+    const DispatchMeasurement* longest = nullptr;
+    for (const auto* d : rs)
+      if (d->kernels_per_call >= 0 && (!longest || d->n_ops > longest->n_ops)) longest = d;
+    if (longest) {
+      const double per_op = longest->kernels_per_call / longest->n_ops;
+      if (rs.front()->cls != DispatchClass::kView && per_op < 0.5) {
+        notes->push_back("op_us." + op + ": left out: its chain launched " + std::to_string(per_op).substr(0, 4) +
+                         " kernels per op (the framework optimized it away)");
+        continue;
+      }
+      (*kernels)[op] = std::round(per_op * 100) / 100;
     }
     LinearFit lf = FitLinearNonNegative(lin, 2, options, /*robust=*/false);
     if (!lf.ok) {
@@ -926,7 +940,7 @@ Expected<Calibration> Calibrate(const Measurements& m, const FitOptions& options
       f = FitDispatchFramework(fw, rows, options, &gpu_bound);
       if (fw == Framework::kLibtorchEager) gpu_bound_eager = gpu_bound;
       auto ops = op_rows_of_framework.find(fw);
-      if (ops != op_rows_of_framework.end()) f.params.op_us = FitOpCosts(ops->second, options, &f.notes);
+      if (ops != op_rows_of_framework.end()) f.params.op_us = FitOpCosts(ops->second, options, &f.params.op_kernels, &f.notes);
     }
     if (f.params.call_us.known()) profile.frameworks[FrameworkName(fw)] = f.params;
     c.frameworks.push_back(f);

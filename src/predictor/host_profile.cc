@@ -286,6 +286,14 @@ static Expected<HostProfile> HostProfileFromJsonUnchecked(const json& j) {
           if (q.known()) f.op_us[op] = q;
         }
       }
+      if (fj.contains("op_kernels") && !fj.at("op_kernels").is_null()) {
+        if (!fj.at("op_kernels").is_object()) return InvalidInput(where + ".op_kernels: expected an object");
+        for (const auto& [op, kj] : fj.at("op_kernels").items()) {
+          if (!kj.is_number() || !std::isfinite(kj.get<double>()) || kj.get<double>() < 0 || kj.get<double>() > 1e6)
+            return InvalidInput(where + ".op_kernels." + op + ": expected a number of kernels from 0 to 1e6");
+          f.op_kernels[op] = kj.get<double>();
+        }
+      }
       for (auto [key, q] : {std::pair{"call_us", &f.call_us}, std::pair{"module_us", &f.module_us},
                             std::pair{"node_gap_us", &f.node_gap_us},
                             std::pair{"replay_per_node_us", &f.replay_per_node_us}})
@@ -371,6 +379,7 @@ json HostProfileToJson(const HostProfile& p) {
       for (const auto& [op, q] : f.op_us) ops[op] = WriteParam(q, "us");
       fj["op_us"] = ops;
     }
+    if (!f.op_kernels.empty()) fj["op_kernels"] = f.op_kernels;
     fj["points"] = f.points;
     fj["r2"] = NumOrNull(f.r2);
     fs[name] = fj;

@@ -104,6 +104,9 @@ struct FrameworkParams {
   // as models call it (key: DispatchCostKey, e.g. "conv", "layer_norm"). An op whose key is
   // here costs op_us[key] (all its launches included) instead of dispatch_us[class].
   std::map<std::string, Param> op_us;
+  // Kernels one call of the op launched in the bench (key as op_us; absent: 1). A model's op
+  // that launches more costs launch_us per extra launch (pipeline.h).
+  std::map<std::string, double> op_kernels;
   int points = 0;
   double r2 = std::nan("");
 };

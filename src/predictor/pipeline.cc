@@ -223,6 +223,8 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
               idx = int(rp.op_us.size());
               rp.op_us.push_back(op->second.value);
               rp.op_se.push_back(SeOr0(op->second));
+              auto nk = f->op_kernels.find(*d.cost_key);
+              rp.op_kernels.push_back(nk != f->op_kernels.end() ? nk->second : 1.0);
             }
             index.emplace(d.cost_key, idx);
           }
@@ -434,21 +436,27 @@ Timing Simulate(const WorkList& work, const ResolvedParams& p) {
     const DispatchWork& d = work.dispatches[di];
     const int op = by_op ? p.dispatch_op[di] : -1;
     cpu += (op >= 0 ? p.op_us[size_t(op)] : p.dispatch_us[int(d.cls)]) + module_share;
+    // The dispatch cost covers its first launch (an op's measured cost: the launches its op
+    // made in the bench); every further one costs the CPU again, before this kernel (an op's
+    // second kernel) or after it (a library's extra ones).
+    const double covered = op >= 0 ? p.op_kernels[size_t(op)] : 1.0;
+    double launched = 0;
     for (int i = d.first_kernel; i < d.first_kernel + d.num_kernels; ++i) {
-      // The dispatch cost covers its first launch; every further one costs the CPU again,
-      // before this kernel (an op's second kernel) or after it (a library's extra ones). An
-      // op's measured cost covers the launches its op made in the bench.
-      if (i > d.first_kernel && op < 0) {
+      if (i > d.first_kernel && launched + 1 > covered + 1e-9) {
         cpu += p.launch_us;
         launches += 1;
       }
+      launched += 1;
       const double ready = gpu > 0 ? gpu + p.kernel_gap_us : 0;
       const double start = std::max(cpu, ready);
       if (gpu > 0) idle += start - gpu;
       gpu = start + kt[i];
       const int nodes = i < int(p.kernel_nodes.size()) ? p.kernel_nodes[i] : 1;
-      cpu += (nodes - 1) * p.launch_us;
-      launches += nodes - 1;
+      int extra = 0;
+      for (int e = 1; e < nodes; ++e, launched += 1)
+        if (launched + 1 > covered + 1e-9) ++extra;
+      cpu += extra * p.launch_us;
+      launches += extra;
     }
   }
   if (work.dispatches.empty()) cpu += p.module_us * work.module_calls;

@@ -51,6 +51,7 @@ struct ResolvedParams {
   // where its class prices it. Empty when the profile keeps no per-op costs.
   std::vector<int> dispatch_op;
   std::vector<double> op_us, op_se;
+  std::vector<double> op_kernels;  // per op_us entry: launches its measured cost covers
   // Per kernel of the work list: index into `thetas`.
   std::vector<int> theta_index;
   std::vector<KernelTheta> thetas;

@@ -363,5 +363,50 @@ TEST(FrameworkRefitTest, PriorNeedsTwoRefinedHosts) {
   EXPECT_NE(twice.status().message().find("borrowed.json"), std::string::npos);
 }
 
+
+// Scales found for costs priced by dispatch class and for costs priced by op type are kept
+// apart: a profile that prices a framework's ops by type takes only scales of the same kind.
+TEST(FrameworkRefitTest, PriorScalesApplyOnlyToCostsOfTheirKind) {
+  HostProfile by_op = H200();
+  by_op.frameworks.at("pytorch-eager").op_us["conv"] = Param::Of(20, 1);
+  auto refined = [&](HostProfile p, double s) {
+    RefitReport rep;
+    rep.frameworks.push_back({"pytorch-eager", 40, s, 0.05});
+    RecordRefinement(rep, json{"runs.json"}, json::object(), &p);
+    return p;
+  };
+  Expected<RefitReport> prior = PriorFromRefinedProfiles(
+      {refined(H200(), 2.0), refined(H200(), 3.0), refined(by_op, 1.2), refined(by_op, 1.4)}, {"a", "b", "c", "d"});
+  ASSERT_TRUE(prior.ok()) << prior.status().message();
+  const RefitReport::Entry* cls = nullptr;
+  const RefitReport::Entry* op = nullptr;
+  for (const auto& e : prior->frameworks)
+    if (e.framework == "pytorch-eager") (e.op_costs ? op : cls) = &e;
+  ASSERT_TRUE(cls && op);
+  EXPECT_DOUBLE_EQ(cls->scale, 2.5);
+  EXPECT_DOUBLE_EQ(op->scale, 1.3);
+
+  HostProfile target = by_op;
+  std::vector<std::string> skipped;
+  RefitReport applied = ApplyScales(prior.value(), &target, &skipped);
+  EXPECT_NEAR(target.frameworks.at("pytorch-eager").op_us.at("conv").value, 20 * 1.3, 1e-9);
+  bool said = false;
+  for (const std::string& line : skipped)
+    said = said || line.find("pytorch-eager: the prior's scale (x2.5") == 0;
+  EXPECT_TRUE(said);
+  for (const auto& e : applied.frameworks)
+    if (e.framework == "pytorch-eager") EXPECT_TRUE(e.op_costs);
+
+  // One kind only: a profile priced the other way takes no scale for that framework.
+  Expected<RefitReport> class_only =
+      PriorFromRefinedProfiles({refined(H200(), 2.0), refined(H200(), 3.0)}, {"a", "b"});
+  ASSERT_TRUE(class_only.ok());
+  HostProfile untouched = by_op;
+  skipped.clear();
+  ApplyScales(class_only.value(), &untouched, &skipped);
+  EXPECT_DOUBLE_EQ(untouched.frameworks.at("pytorch-eager").op_us.at("conv").value, 20);
+  EXPECT_FALSE(skipped.empty());
+}
+
 }  // namespace
 }  // namespace ftax

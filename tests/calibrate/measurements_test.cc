@@ -413,5 +413,36 @@ TEST(MeasurementsTest, ChainRowsNeedNodesAndGpuKernelTime) {
   EXPECT_TRUE(MeasurementsFromJson(j).ok());
 }
 
+
+// Rows of the per-op chains: the op's key, the host time until the chain returned, and the
+// kernels one call launched; an op row of a replayed graph, or one that returned after its
+// own synchronized end, is refused.
+TEST(MeasurementsTest, PerOpRowsCarryTheOpAndItsIssueTime) {
+  json j = ValidFile();
+  json row = {{"framework", "pytorch-eager"}, {"class", "library"}, {"op", "conv"}, {"n_ops", 32},
+              {"modules", 0}, {"call_us", {{"median", 600}}}, {"issue_us", {{"median", 580}}},
+              {"kernels_per_call", 64}};
+  j["dispatch"].push_back(row);
+  Expected<Measurements> m = MeasurementsFromJson(j);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  const DispatchMeasurement& d = m->dispatch.back();
+  EXPECT_EQ(d.op, "conv");
+  ASSERT_TRUE(d.issue_us.has_value());
+  EXPECT_DOUBLE_EQ(d.issue_us->median, 580);
+  EXPECT_DOUBLE_EQ(d.kernels_per_call, 64);
+  EXPECT_FALSE(m->dispatch[0].issue_us.has_value());
+  EXPECT_LT(m->dispatch[0].kernels_per_call, 0);
+
+  json late = j;
+  late["dispatch"].back()["issue_us"]["median"] = 700;
+  EXPECT_NE(ErrorOf(late).find(".issue_us: longer than call_us"), std::string::npos);
+  json graph = j;
+  graph["dispatch"].back()["framework"] = "cuda-graph";
+  EXPECT_NE(ErrorOf(graph).find(".op: a replayed graph has no per-op dispatch"), std::string::npos);
+  json empty = j;
+  empty["dispatch"].back()["op"] = "";
+  EXPECT_NE(ErrorOf(empty).find(".op: empty"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ftax

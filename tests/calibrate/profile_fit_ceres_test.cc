@@ -557,5 +557,60 @@ TEST(ProfileFitTest, VariantRowsBecomeAnchorsAndStayOutOfTheFit) {
   EXPECT_GT(k->anchor_model_error.median_abs_pct, 40.0);
 }
 
+
+// Per-op chains: each op's cost is the slope of its issue time against the chain's length, with
+// the kernels its longest chain launched per op; a chain the framework optimized away (fewer
+// kernels than ops) and an op timed at one length only get no cost; the class fit is as it
+// was without them.
+TEST(ProfileFitTest, PerOpChainsGiveEachOpItsOwnCost) {
+  json j = testing::MakeSyntheticMeasurements(H200LikeSpec());
+  Expected<Measurements> bare = MeasurementsFromJson(j);
+  ASSERT_TRUE(bare.ok());
+  auto op_row = [](const std::string& op, const char* cls, int n, double issue, double kernels) {
+    json r = {{"framework", "pytorch-eager"}, {"class", cls}, {"op", op}, {"n_ops", n}, {"modules", 0},
+              {"issue_us", {{"median", issue}}}, {"call_us", {{"median", issue + 8}}}};
+    if (kernels >= 0) r["kernels_per_call"] = kernels;
+    return r;
+  };
+  for (int n : {1, 8, 32, 64}) {
+    j["dispatch"].push_back(op_row("conv", "library", n, 20 + 25.0 * n, n == 64 ? 2.0 * n : -1));
+    j["dispatch"].push_back(op_row("cat", "kernel", n, 5 + 1.0 * n, n == 64 ? 0.5 : -1));
+  }
+  j["dispatch"].push_back(op_row("view", "view", 16, 30, 0));
+  Expected<Measurements> m = MeasurementsFromJson(j);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  Expected<Calibration> c = Calibrate(m.value(), TestOptions());
+  Expected<Calibration> c0 = Calibrate(bare.value(), TestOptions());
+  ASSERT_TRUE(c.ok() && c0.ok());
+  const FrameworkFit* f = FindFramework(c.value(), Framework::kPytorchEager);
+  const FrameworkFit* f0 = FindFramework(c0.value(), Framework::kPytorchEager);
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(f->params.op_us.size(), 1u);
+  EXPECT_NEAR(f->params.op_us.at("conv").value, 25.0, 1e-6);
+  EXPECT_DOUBLE_EQ(f->params.op_kernels.at("conv"), 2.0);
+  for (int i = 0; i < kNumDispatchClasses; ++i)
+    EXPECT_DOUBLE_EQ(f->params.dispatch_us[i].value, f0->params.dispatch_us[i].value);
+  EXPECT_DOUBLE_EQ(f->params.call_us.value, f0->params.call_us.value);
+  std::string notes;
+  for (const std::string& n : f->notes) notes += n + "\n";
+  EXPECT_NE(notes.find("op_us.cat: left out"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("no cost for view (chains of one length only)"), std::string::npos) << notes;
+  // The profile keeps them, and reads them back.
+  json pj = HostProfileToJson(c->profile);
+  EXPECT_NEAR(pj["frameworks"]["pytorch-eager"]["op_us"]["conv"]["value"].get<double>(), 25.0, 1e-6);
+  Expected<HostProfile> back = HostProfileFromJson(pj);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_DOUBLE_EQ(back->frameworks.at("pytorch-eager").op_kernels.at("conv"), 2.0);
+  pj["frameworks"]["pytorch-eager"]["op_kernels"]["conv"] = -1;
+  Expected<HostProfile> bad = HostProfileFromJson(pj);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("frameworks.pytorch-eager.op_kernels.conv"), std::string::npos);
+  pj["frameworks"]["cuda-graph"]["op_us"] = {{"conv", {{"value", 3}, {"stderr", nullptr}, {"unit", "us"}}}};
+  pj["frameworks"]["pytorch-eager"]["op_kernels"]["conv"] = 2;
+  bad = HostProfileFromJson(pj);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("frameworks.cuda-graph.op_us"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ftax

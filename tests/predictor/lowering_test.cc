@@ -656,5 +656,40 @@ TEST(LoweringTest, UnknownOpsAreListedNotSilent) {
   EXPECT_DOUBLE_EQ(w->kernels[1].flops, 2.0 * 4 * 4 * 4);
 }
 
+
+// Each dispatch is keyed by its op type for per-op costs; a view that copies is priced by the
+// class it became, so it carries no key.
+TEST(LoweringTest, DispatchesCarryTheirOpTypesCostKey) {
+  EXPECT_EQ(DispatchCostKey("aten", "_convolution"), "conv");
+  EXPECT_EQ(DispatchCostKey("aten", "conv2d"), "conv");
+  EXPECT_EQ(DispatchCostKey("aten", "addmm"), "linear");
+  EXPECT_EQ(DispatchCostKey("aten", "bmm"), "matmul");
+  EXPECT_EQ(DispatchCostKey("aten", "relu_"), "relu");
+  EXPECT_EQ(DispatchCostKey("aten", "__and__"), "__and__");
+  EXPECT_EQ(DispatchCostKey("", "Conv"), "conv");
+  EXPECT_EQ(DispatchCostKey("", "LayerNormalization"), "layer_norm");
+  EXPECT_EQ(DispatchCostKey("", "Erf"), "");
+  EXPECT_EQ(DispatchCostKey("com.microsoft", "Attention"), "");
+  EXPECT_EQ(&DispatchCostKey("aten", "conv1d"), &DispatchCostKey("", "Conv"));  // one string
+
+  Graph g;
+  g.tensors["x"] = T("x", {8, 128, 768});
+  g.tensors["t"] = T("t", {8, 768, 128});
+  g.tensors["r"] = T("r", {8, 98304});
+  g.tensors["y"] = T("y", {8, 98304});
+  g.ops.push_back(MakeOp("aten", "transpose", {"x"}, {"t"}));
+  g.ops.push_back(MakeOp("aten", "reshape", {"t"}, {"r"}));
+  g.ops.push_back(MakeOp("aten", "relu_", {"r"}, {"y"}));
+  Expected<WorkList> w = Lower(g, {Framework::kPytorchEager, DType::kFloat16});
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  ASSERT_EQ(w->dispatches.size(), 3u);
+  ASSERT_NE(w->dispatches[0].cost_key, nullptr);
+  EXPECT_EQ(*w->dispatches[0].cost_key, "transpose");
+  EXPECT_EQ(w->dispatches[1].cls, DispatchClass::kKernel);  // the reshape copies
+  EXPECT_EQ(w->dispatches[1].cost_key, nullptr);
+  ASSERT_NE(w->dispatches[2].cost_key, nullptr);
+  EXPECT_EQ(*w->dispatches[2].cost_key, "relu");
+}
+
 }  // namespace
 }  // namespace ftax

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "predictor/kernel_cost.h"
+#include "predictor/lowering_rules.h"
 #include "synthetic_profile.h"
 
 namespace ftax {
@@ -272,6 +273,59 @@ TEST(PipelineTest, SamplingKeepsParametersNonNegative) {
     EXPECT_GE(s.call_us, 0);
     EXPECT_GE(Simulate(w, s).latency_us, 0);
   }
+}
+
+
+// A dispatch whose op type the profile measured costs that op's cost, with the launches its
+// bench chain made included; an op type without a measured cost costs its class's.
+TEST(PipelineTest, MeasuredOpTypesArePricedByTheirOwnCost) {
+  HostProfile prof = testing::SyntheticProfile();
+  FrameworkParams& ts = prof.frameworks.at("torchscript");
+  ts.op_us["conv"] = Param::Of(30, 1);
+  ts.op_kernels["conv"] = 2;
+  WorkList w;
+  auto add = [&](DispatchClass c, const std::string& type, int kernels) {
+    DispatchWork d;
+    d.cls = c;
+    d.cost_key = &DispatchCostKey("aten", type);
+    d.first_kernel = int(w.kernels.size());
+    d.num_kernels = kernels;
+    for (int k = 0; k < kernels; ++k) {
+      KernelWork kw;
+      kw.cls = KernelClass::kElementwise;
+      kw.dtype = DType::kFloat16;
+      kw.bytes = 1024;
+      w.kernels.push_back(kw);
+    }
+    w.dispatches.push_back(d);
+  };
+  add(DispatchClass::kLibrary, "_convolution", 1);
+  add(DispatchClass::kKernel, "relu_", 1);
+  add(DispatchClass::kView, "view", 0);
+  Expected<ResolvedParams> rp = ResolveParams(w, prof, Framework::kTorchscript);
+  ASSERT_TRUE(rp.ok()) << rp.status().message();
+  ASSERT_EQ(rp->dispatch_op.size(), 3u);
+  EXPECT_EQ(rp->dispatch_op[0], 0);
+  EXPECT_EQ(rp->dispatch_op[1], -1);
+  EXPECT_EQ(rp->dispatch_op[2], -1);
+  bool noted = false;
+  for (const std::string& n : rp->notes)
+    noted = noted || n == "1 of 3 dispatches priced by their op type's measured cost; by their class's: relu (1)";
+  EXPECT_TRUE(noted);
+  ResolvedParams p = rp.value();
+  const double base = p.call_us + 30 + p.dispatch_us[int(DispatchClass::kKernel)] +
+                      p.dispatch_us[int(DispatchClass::kView)];
+  EXPECT_NEAR(Simulate(w, p).framework_us, base, 1e-9);
+  // The convolution launches 3 kernels where its bench chain launched 2: one launch more.
+  p.kernel_nodes[0] = 3;
+  EXPECT_NEAR(Simulate(w, p).framework_us, base + p.launch_us, 1e-9);
+  ASSERT_GT(p.launch_us, 0);
+  // Without per-op costs the same work is priced by class, launches beyond the first included.
+  ts.op_us.clear();
+  Expected<ResolvedParams> by_class = ResolveParams(w, prof, Framework::kTorchscript);
+  ASSERT_TRUE(by_class.ok());
+  EXPECT_TRUE(by_class->dispatch_op.empty());
+  EXPECT_NEAR(Simulate(w, by_class.value()).framework_us, SumCpu(w, by_class.value()), 1e-9);
 }
 
 }  // namespace
