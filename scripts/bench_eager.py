@@ -356,6 +356,8 @@ def main():
                 rows.append({"framework": fw, "mode": mode, "class": "kernel", "n_ops": n, "modules": n + 1,
                              "call_us": spread(timed(lambda: m(x0))), "gpu_kernel_us": None,
                              "gpu_span_us": None})
+    # TorchScript's chains are kept for study: calibrate prices TorchScript by class (its
+    # chains of one op overstate what the op costs inside a traced model).
     op_modes = {"pytorch-eager": "inference", "pytorch-eager-no-grad": "no_grad",
                 "torchscript": "no_grad"}
     for fw in filter(None, a.ops.split(",")):

@@ -107,6 +107,20 @@ void PrintTable(const Calibration& c, std::ostream& out) {
       for (int i = 0; i < kNumDispatchClasses; ++i) out << Pad(ParamText(p.dispatch_us[i], 2), 14);
       out << Pad(ParamText(p.module_us, 2), 14) << Pad(ParamText(p.node_gap_us, 2), 14)
           << Pad(Num(p.r2, 3), 7) << Num(f.fit_error.median_abs_pct, 1) << "\n";
+      if (!p.op_us.empty()) {  // per-op costs, several to a line
+        std::string line;
+        for (const auto& [op, q] : p.op_us) {
+          std::string item = op + " " + ParamText(q, 1);
+          auto k = p.op_kernels.find(op);
+          if (k != p.op_kernels.end() && k->second != 1) item += " (" + Num(k->second, 2) + " kernels)";
+          if (line.size() + item.size() > 96) {
+            out << "    per op:" << line << "\n";
+            line.clear();
+          }
+          line += (line.empty() ? " " : "; ") + item;
+        }
+        if (!line.empty()) out << "    per op:" << line << "\n";
+      }
       for (const std::string& n : f.notes) out << "    note: " << n << "\n";
     }
   }
