@@ -14,7 +14,12 @@ mkdir -p "$out" validation/img
 source "$root/scripts/measured_runs.sh"
 for run in "${runs[@]}"; do
   read -r h bench campaign <<<"$run"
-  "$ftax" calibrate "$bench/bench.measurements.json" -o "$bench/profile.json" > "$bench/calibrate.txt" 2>&1
+  b="$bench/bench.measurements.json"
+  if [ ! -f "$b" ] && [ -f "$b.xz" ]; then  # older host runs keep their bench xz-compressed
+    xz -dc "$b.xz" > "$out/$h-bench.measurements.json"
+    b="$out/$h-bench.measurements.json"
+  fi
+  "$ftax" calibrate "$b" -o "$bench/profile.json" > "$bench/calibrate.txt" 2>&1
   mapfile -t m < <(measured "$campaign/torchscript-cudagraph.json" "$campaign/eager.json")
   # Framework costs are refined on the calibration models of data/zoo/split.json only.
   "$ftax" validate "${m[@]}" --profile "$bench/profile.json" --refined-profile "$bench/profile-refined.json" \
