@@ -1,5 +1,6 @@
 #include "cli/prediction_view.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <sstream>
@@ -20,12 +21,36 @@ json PointJson(const PredictionPoint& p) {
   json cls = json::object();
   for (int c = 0; c < kNumKernelClasses; ++c)
     if (p.class_ms[c] > 0) cls[KernelClassName(KernelClass(c))] = p.class_ms[c];
-  return {{"batch", p.batch}, {"framework", FrameworkName(p.framework)},
+  json j = {{"batch", p.batch}, {"framework", FrameworkName(p.framework)},
           {"precision", DTypeName(p.precision)}, {"latency_ms", p.latency_ms},
           {"framework_ms", p.framework_ms}, {"compute_ms", p.compute_ms}, {"bound", p.bound},
           {"gpu_util", p.gpu_util}, {"interval_ms", {p.interval_lo_ms, p.interval_hi_ms}},
           {"dispatches", p.dispatches}, {"kernels", p.kernels}, {"module_calls", p.module_calls},
           {"compute_ms_by_class", cls}};
+  if (!p.op_framework_ms.empty()) {
+    json ops = json::object();
+    for (const auto& [op, v] : p.op_framework_ms) ops[op] = {{"ms", v.first}, {"ops", v.second}};
+    j["framework_ms_by_op"] = ops;
+  }
+  return j;
+}
+
+// "CPU time by op type, pytorch-eager fp16 batch 1: batch_norm 0.718 ms (20), ...": the op
+// types priced by their own cost, most expensive first (at most six named).
+std::string OpFrameworkLine(const PredictionPoint& p) {
+  if (p.op_framework_ms.empty()) return "";
+  std::vector<std::pair<double, std::string>> by_time;
+  double total = 0;
+  for (const auto& [op, v] : p.op_framework_ms) {
+    by_time.emplace_back(-v.first, op + " " + Fixed(v.first, 3) + " ms (" + std::to_string(v.second) + ")");
+    total += v.first;
+  }
+  std::sort(by_time.begin(), by_time.end());
+  std::string line = "CPU time by op type, " + Label(p.framework, p.precision) + " batch " +
+                     std::to_string(p.batch) + ": ";
+  for (size_t i = 0; i < by_time.size() && i < 6; ++i) line += (i ? ", " : "") + by_time[i].second;
+  if (by_time.size() > 6) line += ", ...";
+  return line + "; " + Fixed(total, 3) + " of " + Fixed(p.framework_ms, 3) + " ms\n";
 }
 
 // The point's framework, precision and batch: "pytorch-eager fp16 batch 8".
@@ -182,6 +207,7 @@ std::string PredictionTable(const PredictionReport& r, const std::vector<WidthHe
   for (const auto& h : headroom)
     out << "width headroom " << Label(h.framework, h.precision) << " at batch " << h.batch << ": "
         << Fixed(h.factor, 2) << "x wider within +" << Fixed(h.tolerance_pct, 0) << "% latency\n";
+  for (const auto& p : r.points) out << OpFrameworkLine(p);
   for (const auto& n : r.notes) out << "note: " << n << "\n";
   return out.str();
 }

@@ -467,4 +467,22 @@ Timing Simulate(const WorkList& work, const ResolvedParams& p) {
   return t;
 }
 
+std::map<std::string, std::pair<double, int>> OpFrameworkUs(const WorkList& work, const ResolvedParams& p) {
+  std::map<std::string, std::pair<double, int>> out;
+  if (p.dispatch_op.size() != work.dispatches.size()) return out;
+  for (size_t di = 0; di < work.dispatches.size(); ++di) {
+    const int op = p.dispatch_op[di];
+    const DispatchWork& d = work.dispatches[di];
+    if (op < 0 || !d.cost_key) continue;
+    int nodes = 0;
+    for (int i = d.first_kernel; i < d.first_kernel + d.num_kernels; ++i)
+      nodes += i < int(p.kernel_nodes.size()) ? p.kernel_nodes[i] : 1;
+    const double extra = std::max(0.0, std::ceil(nodes - p.op_kernels[size_t(op)] - 1e-9));
+    auto& [us, count] = out[*d.cost_key];
+    us += p.op_us[size_t(op)] + extra * p.launch_us;
+    count += 1;
+  }
+  return out;
+}
+
 }  // namespace ftax

@@ -16,6 +16,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -157,5 +158,10 @@ struct Timing {
 };
 
 Timing Simulate(const WorkList& work, const ResolvedParams& params);
+
+// CPU time (µs) and count of the dispatches of each op type priced by its own measured cost
+// (ResolvedParams::dispatch_op), launches beyond those its bench chain made included; empty
+// when no dispatch is so priced.
+std::map<std::string, std::pair<double, int>> OpFrameworkUs(const WorkList& work, const ResolvedParams& p);
 
 }  // namespace ftax

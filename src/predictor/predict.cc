@@ -54,6 +54,7 @@ Expected<PredictionPoint> PredictWork(const WorkList& work, const HostProfile& p
   p.kernels = t.kernels;
   p.module_calls = work.module_calls;
   for (int c = 0; c < kNumKernelClasses; ++c) p.class_ms[c] = t.class_us[c] / 1e3;
+  for (const auto& [op, v] : OpFrameworkUs(work, rp.value())) p.op_framework_ms[op] = {v.first / 1e3, v.second};
   p.generic_ops = work.generic_ops;
   p.unpriced_ops = work.unpriced_ops;
   p.interval_lo_ms = p.interval_hi_ms = p.latency_ms;

@@ -51,6 +51,10 @@ struct PredictionPoint {
   int kernels = 0;
   int module_calls = 0;
   std::array<double, kNumKernelClasses> class_ms{};
+  // Where the profile prices ops by their type (FrameworkParams::op_us): the CPU time of the
+  // dispatches of each op type so priced (launches beyond its bench's included), and their
+  // count; empty otherwise.
+  std::map<std::string, std::pair<double, int>> op_framework_ms;
   // Op types the lowering had no rule for (work_list.h): priced from counts, or guessed.
   std::map<std::string, int> generic_ops;
   std::map<std::string, int> unpriced_ops;

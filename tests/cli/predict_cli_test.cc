@@ -47,6 +47,39 @@ TEST(PredictCliTest, CudaGraphBeatsEagerAtBatchOneOnARealProfile) {
   EXPECT_GT(eager, 2 * graph);
 }
 
+// A profile with per-op costs (host run z's own bench) prices ResNet-50's eager ops by type and
+// says where its CPU time goes: the op types' times add up to at most the framework time, and
+// the table names the costliest ones.
+TEST(PredictCliTest, PerOpCostsSayWhereTheCpuTimeGoes) {
+  const std::string cmd = "predict --arch resnet:depth=50 --profile validation/h200/2026-11-26z/profile.json "
+                          "--framework pytorch-eager --precision fp16 --batch 1";
+  CliRun r = RunFtax(cmd + " --format json");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["predictions"].size(), 1u);
+  const auto& p = j["predictions"][0];
+  ASSERT_TRUE(p.contains("framework_ms_by_op")) << p.dump();
+  double sum = 0;
+  int ops = 0;
+  for (const auto& [op, v] : p["framework_ms_by_op"].items()) {
+    sum += v["ms"].get<double>();
+    ops += v["ops"].get<int>();
+  }
+  EXPECT_GT(sum, 0.5 * p["framework_ms"].get<double>());
+  EXPECT_LE(sum, p["framework_ms"].get<double>() + 1e-9);
+  EXPECT_LE(ops, p["dispatches"].get<int>());
+  EXPECT_EQ(p["framework_ms_by_op"]["conv"]["ops"], 53);  // ResNet-50's convolutions
+  CliRun text = RunFtax(cmd);
+  ASSERT_EQ(text.rc, 0) << text.out;
+  EXPECT_NE(text.out.find("CPU time by op type, pytorch-eager fp16 batch 1: "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("dispatches priced by their op type's measured cost"), std::string::npos) << text.out;
+  // Without per-op costs (the shipped profile), no such line.
+  CliRun shipped = RunFtax("predict --arch resnet:depth=50 --profile data/profiles/h200.json "
+                           "--framework pytorch-eager --precision fp16 --batch 1");
+  ASSERT_EQ(shipped.rc, 0);
+  EXPECT_EQ(shipped.out.find("CPU time by op type"), std::string::npos);
+}
+
 TEST(PredictCliTest, ErrorsExitTwo) {
   EXPECT_EQ(RunFtax("predict --arch bert --profile /nonexistent/p.json").rc, 2);
   EXPECT_EQ(RunFtax("predict --arch bogus --profile validation/h200/2026-11-22b/profile.json").rc, 2);
