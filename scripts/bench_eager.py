@@ -156,6 +156,11 @@ def op_layers(torch, dev, dt):
         ("scaled_dot_product_attention", "library", head,
          lambda: Op(lambda m, x: F.scaled_dot_product_attention(x, x, x))),
         ("batch_norm", "kernel", img, lambda: half(nn.BatchNorm2d(64))),
+        # A batch norm as CNNs run it, before an in-place ReLU: TorchScript's fuser cannot fuse
+        # it with its neighbours then (a chain of batch norms alone it fuses away). "a+b": the
+        # cost of a is this chain's less b's (calibrate, FitOpCosts).
+        ("batch_norm+relu", "kernel", img,
+         lambda: half(nn.Sequential(nn.BatchNorm2d(64), nn.ReLU(inplace=True)))),
         ("layer_norm", "kernel", seq, lambda: half(nn.LayerNorm(256))),
         ("softmax", "kernel", seq, lambda: half(nn.Softmax(dim=-1))),
         ("relu", "kernel", img, lambda: half(nn.ReLU(inplace=True))),
@@ -190,8 +195,9 @@ def op_rows(torch, dev, fw, mode, quick, reps):
     returns (issue_us: the CPU's cost, whatever the GPU does) and until the GPU is done
     (call_us). Python eager calls each layer's forward itself (a model's nn.Module __call__ is
     priced apart, by module_us); TorchScript runs a trace of the chain (its layers' parameters
-    held as a traced model holds them) with the TensorExpr fuser off, as the C++ bench's
-    chains do."""
+    held as a traced model holds them) with the TensorExpr fuser on, as traced models run
+    (rows say "fuser": true); a chain the fuser fuses launches fewer kernels than ops, and
+    calibrate leaves it out."""
     ns = [1, 16, 48] if quick else [1, 8, 32, 64]
     ctx = torch.inference_mode if mode == "inference" else torch.no_grad
     rows = []
@@ -243,10 +249,13 @@ def op_rows(torch, dev, fw, mode, quick, reps):
             except Exception as e:  # one op that fails costs only its rows
                 print(f"bench_eager.py: {fw} op {key} x{n} failed: {repr(e)[:300]}", file=sys.stderr)
                 continue
-            rows.append({"framework": fw, "mode": mode, "class": cls, "op": key, "n_ops": n,
-                         "modules": 0, "call_us": spread(call), "issue_us": spread(issue),
-                         "kernels_per_call": kernels, "gpu_kernel_us": kernel_us,
-                         "gpu_span_us": span_us})
+            row = {"framework": fw, "mode": mode, "class": cls, "op": key, "n_ops": n,
+                   "modules": 0, "call_us": spread(call), "issue_us": spread(issue),
+                   "kernels_per_call": kernels, "gpu_kernel_us": kernel_us, "gpu_span_us": span_us}
+            if fw == "torchscript":
+                enabled = getattr(torch._C, "_jit_texpr_fuser_enabled", None)
+                row["fuser"] = bool(enabled()) if enabled else None
+            rows.append(row)
     return rows
 
 
@@ -356,8 +365,6 @@ def main():
                 rows.append({"framework": fw, "mode": mode, "class": "kernel", "n_ops": n, "modules": n + 1,
                              "call_us": spread(timed(lambda: m(x0))), "gpu_kernel_us": None,
                              "gpu_span_us": None})
-    # TorchScript's chains are kept for study: calibrate prices TorchScript by class (its
-    # chains of one op overstate what the op costs inside a traced model).
     op_modes = {"pytorch-eager": "inference", "pytorch-eager-no-grad": "no_grad",
                 "torchscript": "no_grad"}
     for fw in filter(None, a.ops.split(",")):
@@ -365,10 +372,7 @@ def main():
             print(f"bench_eager.py: unknown --ops framework '{fw}' ({', '.join(op_modes)})",
                   file=sys.stderr)
             return 2
-        if fw == "torchscript":
-            torch._C._jit_set_texpr_fuser_enabled(False)
         rows += op_rows(torch, dev, fw, op_modes[fw], a.quick, reps)
-        torch._C._jit_set_texpr_fuser_enabled(True)
         print(f"bench_eager.py: {fw}: per-op chains done", file=sys.stderr)
     for mode in filter(None, a.compile.split(",")):
         rows += compile_rows(torch, dev, compile_fw[mode], mode, a.quick, timed)

@@ -890,7 +890,7 @@ Status RunBench(const BenchOptions& opt, const ProgressFn& progress) {
   // Python eager modes and torch.compile modes: chains run from Python by bench_eager.py.
   std::string modes, compile_modes, op_frameworks;
   for (Framework f : opt.frameworks) {
-    if (f == Framework::kPytorchEager || f == Framework::kPytorchEagerNoGrad)
+    if (f == Framework::kPytorchEager || f == Framework::kPytorchEagerNoGrad || f == Framework::kTorchscript)
       op_frameworks += std::string(op_frameworks.empty() ? "" : ",") + FrameworkName(f);
     if (f == Framework::kPytorchEager) modes += std::string(modes.empty() ? "" : ",") + "inference";
     if (f == Framework::kPytorchEagerNoGrad) modes += std::string(modes.empty() ? "" : ",") + "no_grad";

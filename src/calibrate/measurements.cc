@@ -193,6 +193,10 @@ Status ReadDispatchRow(const json& row, const std::string& where, DispatchMeasur
   }
   if (!(s = ReadNumber(row, "kernels_per_call", where, false, 0, false, &d->kernels_per_call, 1e9)).ok())
     return s;
+  if (row.contains("fuser") && !row.at("fuser").is_null()) {
+    if (!row.at("fuser").is_boolean()) return InvalidInput(where + ".fuser: expected true, false or null");
+    d->fuser = row.at("fuser").get<bool>();
+  }
   if (row.contains("issue_us") && !row.at("issue_us").is_null()) {
     Spread issue;
     if (!(s = ReadSpread(row, "issue_us", where, &issue)).ok()) return s;

@@ -72,6 +72,9 @@ struct DispatchMeasurement {
   std::string op;
   std::optional<Spread> issue_us;
   double kernels_per_call = -1;  // GPU kernels one call launched (< 0: unknown)
+  // TorchScript per-op chains: whether the TensorExpr fuser was on (as traced models run);
+  // unknown for rows of benches from before it was recorded, which ran with it off.
+  std::optional<bool> fuser;
 };
 
 struct Measurements {
