@@ -196,8 +196,7 @@ def op_rows(torch, dev, fw, mode, quick, reps):
     (call_us). Python eager calls each layer's forward itself (a model's nn.Module __call__ is
     priced apart, by module_us); TorchScript runs a trace of the chain (its layers' parameters
     held as a traced model holds them) with the TensorExpr fuser on, as traced models run
-    (rows say "fuser": true); a chain the fuser fuses launches fewer kernels than ops, and
-    calibrate leaves it out."""
+    (rows say "fuser": true); calibrate reports TorchScript's rows and does not fit them yet."""
     ns = [1, 16, 48] if quick else [1, 8, 32, 64]
     ctx = torch.inference_mode if mode == "inference" else torch.no_grad
     rows = []

@@ -613,43 +613,50 @@ TEST(ProfileFitTest, PerOpChainsGiveEachOpItsOwnCost) {
 }
 
 
-// TorchScript's chains count only when run with the TensorExpr fuser on, as traced models run;
-// a chain of two ops ("batch_norm+relu") gives its first op's cost less the second's where the
-// first op's own chain gave none (here: fused away, fewer kernels than ops).
-TEST(ProfileFitTest, TorchScriptChainsWithTheFuserOnAndChainsOfTwoOps) {
+// A chain of two ops ("batch_norm+relu") gives its first op's cost less the second's where the
+// first op's own chain gave none (here: fused away, fewer kernels than ops); TorchScript's
+// chains are read (their "fuser" flag too) and reported, not fitted.
+TEST(ProfileFitTest, ChainsOfTwoOpsAndTorchScriptChains) {
   SyntheticSpec spec = H200LikeSpec();
   spec.frameworks.push_back({Framework::kTorchscript, 20.0, {1.0, 7.0, 10.0}, 0, 1.5, 0});
   json j = testing::MakeSyntheticMeasurements(spec);
-  auto row = [](const std::string& op, int n, double issue, double kernels, json fuser) {
-    json r = {{"framework", "torchscript"}, {"class", "kernel"}, {"op", op}, {"n_ops", n}, {"modules", 0},
-              {"issue_us", {{"median", issue}}}, {"call_us", {{"median", issue + 8}}}, {"fuser", fuser}};
+  auto row = [](const char* fw, const std::string& op, int n, double issue, double kernels) {
+    json r = {{"framework", fw}, {"class", "kernel"}, {"op", op}, {"n_ops", n}, {"modules", 0},
+              {"issue_us", {{"median", issue}}}, {"call_us", {{"median", issue + 8}}}};
     if (kernels >= 0) r["kernels_per_call"] = kernels;
     return r;
   };
   for (int n : {1, 8, 32}) {
     const bool last = n == 32;
-    j["dispatch"].push_back(row("relu", n, 10 + 5.0 * n, last ? n : -1, true));
-    j["dispatch"].push_back(row("batch_norm", n, 10 + 1.0 * n, last ? 1 : -1, true));  // fused away
-    j["dispatch"].push_back(row("batch_norm+relu", n, 10 + 27.0 * n, last ? 3.0 * n : -1, true));
-    j["dispatch"].push_back(row("linear", n, 10 + 30.0 * n, last ? n : -1, false));  // fuser off
+    j["dispatch"].push_back(row("pytorch-eager", "relu", n, 10 + 5.0 * n, last ? n : -1));
+    j["dispatch"].push_back(row("pytorch-eager", "batch_norm", n, 10 + 1.0 * n, last ? 1 : -1));  // fused away
+    j["dispatch"].push_back(row("pytorch-eager", "batch_norm+relu", n, 10 + 27.0 * n, last ? 3.0 * n : -1));
+    json ts = row("torchscript", "linear", n, 10 + 30.0 * n, last ? n : -1);
+    ts["fuser"] = true;
+    j["dispatch"].push_back(ts);
   }
   Expected<Measurements> m = MeasurementsFromJson(j);
   ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->dispatch.back().fuser, std::optional<bool>(true));
   Expected<Calibration> c = Calibrate(m.value(), TestOptions());
   ASSERT_TRUE(c.ok());
-  const FrameworkFit* f = FindFramework(c.value(), Framework::kTorchscript);
+  const FrameworkFit* f = FindFramework(c.value(), Framework::kPytorchEager);
   ASSERT_NE(f, nullptr);
   EXPECT_NEAR(f->params.op_us.at("relu").value, 5.0, 1e-6);
   ASSERT_TRUE(f->params.op_us.count("batch_norm"));
   EXPECT_NEAR(f->params.op_us.at("batch_norm").value, 22.0, 1e-6);
   EXPECT_DOUBLE_EQ(f->params.op_kernels.at("batch_norm"), 2.0);
   EXPECT_FALSE(f->params.op_us.count("batch_norm+relu"));
-  EXPECT_FALSE(f->params.op_us.count("linear"));
   std::string notes;
   for (const std::string& n : f->notes) notes += n + "\n";
-  EXPECT_NE(notes.find("3 per-op chain row(s) not fitted: TorchScript chains run with the TensorExpr fuser off"),
-            std::string::npos) << notes;
   EXPECT_NE(notes.find("op_us.batch_norm: from the chain batch_norm+relu less relu's cost"), std::string::npos) << notes;
+  const FrameworkFit* ts = FindFramework(c.value(), Framework::kTorchscript);
+  ASSERT_NE(ts, nullptr);
+  EXPECT_TRUE(ts->params.op_us.empty());
+  std::string ts_notes;
+  for (const std::string& n : ts->notes) ts_notes += n + "\n";
+  EXPECT_NE(ts_notes.find("3 per-op chain row(s) not fitted: per-op costs price Python eager only"),
+            std::string::npos) << ts_notes;
   json bad = j;
   bad["dispatch"].back()["fuser"] = "yes";
   EXPECT_FALSE(MeasurementsFromJson(bad).ok());
