@@ -21,7 +21,9 @@
 # go); WORKER_TIMEOUT_S (90): one `ftax validate` worker; MODEL_TIMEOUT_S (60): one model's
 # Python eager process; EAGER_GRAPHS (1): 0 measures Python eager alone, without CUDA graphs
 # captured from the eager module; EAGER_ARGS: more options of validate_eager.py; BENCH_ARGS: more options
-# of `ftax bench` (e.g. --dtypes fp16).
+# of `ftax bench` (e.g. --dtypes fp16); BENCH_TIMEOUT_S: seconds the bench may take (default a third
+# of what is left when it starts; `ftax bench --dtypes fp16` takes about 105 s on an H200, and a
+# bench cut short has no Python chains, which it measures last).
 set -uo pipefail
 [ $# -eq 1 ] || { echo "usage: $0 K/N | MODEL,MODEL,...   (part K of N of the model zoo, or those models)" >&2; exit 2; }
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -56,8 +58,8 @@ fi
 
 if "$ftax" --version >/dev/null 2>&1; then
   case "${BENCH:-full}" in
-    full) timeout -k 5 $(( $(left) / 3 )) env OUT="$out" scripts/gpu_campaign.sh bench || log "bench ended with $?" ;;
-    quick) timeout -k 5 $(( $(left) / 3 )) env OUT="$out" scripts/gpu_campaign.sh quickbench || log "bench ended with $?" ;;
+    full) timeout -k 5 "${BENCH_TIMEOUT_S:-$(( $(left) / 3 ))}" env OUT="$out" scripts/gpu_campaign.sh bench || log "bench ended with $?" ;;
+    quick) timeout -k 5 "${BENCH_TIMEOUT_S:-$(( $(left) / 3 ))}" env OUT="$out" scripts/gpu_campaign.sh quickbench || log "bench ended with $?" ;;
     none) ;;
   esac
   [ -f "$out/measurements.json" ] && mv "$out/measurements.json" "$out/bench.measurements.json"
