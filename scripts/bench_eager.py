@@ -18,7 +18,8 @@ GPU kernel time and span. Compile time is reported apart (compile_s), never in c
 With --ops, chains of N calls of one op as models call it (a convolution, a linear layer, a
 layer norm, a view, ...; op_layers lists them) are timed per framework, Python eager in either
 mode and TorchScript, so that `ftax calibrate` can price each op type's dispatch on its own
-(rows with an "op" key and issue_us, the host time until the chain returns).
+(rows with an "op" key and issue_us, the host time until the chain returns; TorchScript's
+rows are recorded, not yet fitted).
 Writes a partial measurement file (the "dispatch" rows of docs/calibration.md's format) to
 --out.
 """

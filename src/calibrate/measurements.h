@@ -65,7 +65,7 @@ struct DispatchMeasurement {
   std::string chain;
   std::string dtype;
   double nodes = -1;
-  // Chains of one op as models call it (bench_eager.py's op_steps): the op's cost key
+  // Chains of one op as models call it (bench_eager.py's op_layers): the op's cost key
   // ("conv", "linear", "layer_norm", ...; DispatchCostKey in predictor/lowering_rules.h), and
   // the host time until the chain returned, before it was synchronized (the CPU's own cost).
   // An empty op is a chain of the class's generic op.
@@ -73,7 +73,8 @@ struct DispatchMeasurement {
   std::optional<Spread> issue_us;
   double kernels_per_call = -1;  // GPU kernels one call launched (< 0: unknown)
   // TorchScript per-op chains: whether the TensorExpr fuser was on (as traced models run);
-  // unknown for rows of benches from before it was recorded, which ran with it off.
+  // unknown for rows of benches from before it was recorded, which ran with it off. Recorded
+  // for study: calibrate does not fit TorchScript's per-op rows yet.
   std::optional<bool> fuser;
 };
 

@@ -515,14 +515,11 @@ std::map<std::string, Param> FitOpCosts(const std::vector<const DispatchMeasurem
     const DispatchMeasurement* longest = nullptr;
     for (const auto* d : rs)
       if (d->kernels_per_call >= 0 && (!longest || d->n_ops > longest->n_ops)) longest = d;
-    if (longest) {
-      const double per_op = longest->kernels_per_call / longest->n_ops;
-      if (rs.front()->cls != DispatchClass::kView && per_op < 0.5) {
-        notes->push_back("op_us." + op + ": left out: its chain launched " + std::to_string(per_op).substr(0, 4) +
-                         " kernels per op (the framework optimized it away)");
-        continue;
-      }
-      (*kernels)[op] = std::round(per_op * 100) / 100;
+    const double per_op = longest ? longest->kernels_per_call / longest->n_ops : -1;
+    if (longest && rs.front()->cls != DispatchClass::kView && per_op < 0.5) {
+      notes->push_back("op_us." + op + ": left out: its chain launched " + std::to_string(per_op).substr(0, 4) +
+                       " kernels per op (the framework optimized it away)");
+      continue;
     }
     LinearFit lf = FitLinearNonNegative(lin, 2, options, /*robust=*/false);
     if (!lf.ok) {
@@ -530,6 +527,7 @@ std::map<std::string, Param> FitOpCosts(const std::vector<const DispatchMeasurem
       continue;
     }
     out[op] = Param::Of(lf.beta[1], lf.std_error[1]);
+    if (longest) (*kernels)[op] = std::round(per_op * 100) / 100;
   }
   // A chain of two ops ("batch_norm+relu": a batch norm before an in-place ReLU, which
   // TorchScript's fuser leaves alone) gives its first op's cost where that op's own chain gave

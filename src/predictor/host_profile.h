@@ -100,8 +100,9 @@ struct FrameworkParams {
   // cuda-graph only: host-side replay cost that grows with the number of graph nodes
   // (cudaGraphLaunch work before the GPU starts), per node.
   Param replay_per_node_us;
-  // Eager and TorchScript: the dispatch cost of one op type, measured by chains of that op
-  // as models call it (key: DispatchCostKey, e.g. "conv", "layer_norm"). An op whose key is
+  // Frameworks that dispatch op by op (calibrate fills it for Python eager): the dispatch cost
+  // of one op type, measured by chains of that op as models call it (key: DispatchCostKey,
+  // e.g. "conv", "layer_norm"). An op whose key is
   // here costs op_us[key] (all its launches included) instead of dispatch_us[class].
   std::map<std::string, Param> op_us;
   // Kernels one call of the op launched in the bench (key as op_us; absent: 1). A model's op
