@@ -56,15 +56,20 @@ std::vector<std::string> DimList(const std::map<std::string, int64_t>& dims) {
 }
 
 // A model opened once: an arch spec or a model file with its dims bound, and the work lists
-// its predictions have lowered, per (batch, framework, precision): a point asked for again
-// (another profile, an interval, the next call of a loop) is not built nor lowered again.
+// its predictions have lowered, per (batch, framework, precision), with the kernel facts
+// they were lowered with: a point asked for again (another profile with the same facts, an
+// interval, the next call of a loop) is not built nor lowered again.
 struct Model {
   ModelSource source;
   std::string description;
   using WorkKey = std::tuple<int64_t, int, int>;
+  struct Work {
+    ftax::KernelFacts facts;  // the profile's the list was lowered with
+    std::shared_ptr<const ftax::WorkList> list;
+  };
   static constexpr size_t kMaxWorks = 1024;  // then the kept work lists are dropped
   mutable std::mutex mu;                     // guards `works`
-  mutable std::map<WorkKey, std::shared_ptr<const ftax::WorkList>> works;
+  mutable std::map<WorkKey, Work> works;
 };
 
 bool IsModelFile(const std::string& model) {
@@ -305,7 +310,7 @@ bool PredictModel(const Model& m, const Profile& profile, const Sweep& s, std::v
         {
           std::lock_guard<std::mutex> lock(m.mu);
           auto it = m.works.find(key);
-          if (it != m.works.end()) work = it->second;
+          if (it != m.works.end() && it->second.facts == profile.profile.kernel_facts) work = it->second.list;
         }
         if (!work) {
           const ftax::Graph* g = graph(i);
@@ -313,12 +318,13 @@ bool PredictModel(const Model& m, const Profile& profile, const Sweep& s, std::v
           ftax::LoweringOptions lo;
           lo.framework = f;
           lo.precision = dt;
+          lo.facts = profile.profile.kernel_facts;
           ftax::Expected<ftax::WorkList> w = ftax::Lower(*g, lo);
           if (!w.ok()) return false;
           work = std::make_shared<const ftax::WorkList>(std::move(w.value()));
           std::lock_guard<std::mutex> lock(m.mu);
           if (m.works.size() >= Model::kMaxWorks) m.works.clear();
-          m.works.emplace(key, work);
+          m.works[key] = Model::Work{lo.facts, work};
         }
         ftax::Expected<ftax::PredictionPoint> p =
             ftax::PredictWork(*work, profile.profile, f, dt, s.samples, /*seed=*/1, nullptr, &profile.cache);

@@ -99,6 +99,89 @@ Status FiniteOrAbsent(const json& j, const char* key, const std::string& where) 
   return Status::Ok();
 }
 
+// The facts of KernelFacts by their names in the profile's "kernel_facts" object
+// (docs/profile-format.md), with the ranges a value must fall in.
+struct CountFact {
+  const char* name;
+  int KernelFacts::*field;
+};
+struct NumberFact {
+  const char* name;
+  double KernelFacts::*field;
+  double lo, hi;
+};
+struct FlagFact {
+  const char* name;
+  bool KernelFacts::*field;
+};
+constexpr int64_t kMaxSideKernels = 64;     // side kernels of one op
+constexpr double kMaxSideBytesPerUnit = 1024;  // bytes per row, channel or mask element
+constexpr CountFact kCountFacts[] = {
+    {"attention_eager_memsets", &KernelFacts::attention_eager_memsets},
+    {"attention_mask_wheres", &KernelFacts::attention_mask_wheres},
+    {"attention_mask_fills", &KernelFacts::attention_mask_fills},
+    {"batch_norm_half_stat_kernels", &KernelFacts::batch_norm_half_stat_kernels},
+};
+constexpr NumberFact kNumberFacts[] = {
+    {"attention_memset_bytes_per_row", &KernelFacts::attention_memset_bytes_per_row, 0, kMaxSideBytesPerUnit},
+    {"attention_mask_where_extra_bytes", &KernelFacts::attention_mask_where_extra_bytes, 0, kMaxSideBytesPerUnit},
+    {"attention_mask_fill_bytes_per_row", &KernelFacts::attention_mask_fill_bytes_per_row, 0, kMaxSideBytesPerUnit},
+    {"batch_norm_stat_bytes_per_channel", &KernelFacts::batch_norm_stat_bytes_per_channel, 0, kMaxSideBytesPerUnit},
+    {"extrapolated_beyond", &KernelFacts::extrapolated_beyond, 1, 1e6},
+};
+constexpr FlagFact kFlagFacts[] = {
+    {"conv_bias_kernel", &KernelFacts::conv_bias_kernel},
+    {"roll_kernel_per_dim", &KernelFacts::roll_kernel_per_dim},
+};
+
+// Reads the optional "kernel_facts" object: each key one fact, absent or null ones keeping
+// their defaults; an unknown key is refused (a misspelt fact would silently keep its default).
+Status ReadKernelFacts(const json& j, KernelFacts* out) {
+  if (!j.contains("kernel_facts") || j.at("kernel_facts").is_null()) return Status::Ok();
+  const json& f = j.at("kernel_facts");
+  if (!f.is_object()) return InvalidInput("kernel_facts: expected an object");
+  for (const auto& [key, v] : f.items()) {
+    const std::string where = "kernel_facts." + key;
+    bool known = false;
+    for (const CountFact& c : kCountFacts) {
+      if (key != c.name) continue;
+      int64_t n = 0;
+      Status s = ReadIntField(f, c.name, out->*c.field, 0, kMaxSideKernels, "kernel_facts", &n);
+      if (!s.ok()) return s;
+      out->*c.field = int(n);
+      known = true;
+    }
+    for (const NumberFact& c : kNumberFacts) {
+      if (key != c.name) continue;
+      known = true;
+      if (v.is_null()) continue;
+      if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < c.lo || v.get<double>() > c.hi) {
+        std::ostringstream m;
+        m << where << ": expected a number from " << c.lo << " to " << c.hi << ", got " << v.dump();
+        return InvalidInput(m.str());
+      }
+      out->*c.field = v.get<double>();
+    }
+    for (const FlagFact& c : kFlagFacts) {
+      if (key != c.name) continue;
+      known = true;
+      if (v.is_null()) continue;
+      if (!v.is_boolean()) return InvalidInput(where + ": expected true or false, got " + v.dump());
+      out->*c.field = v.get<bool>();
+    }
+    if (!known) return InvalidInput(where + ": unknown kernel fact");
+  }
+  return Status::Ok();
+}
+
+json WriteKernelFacts(const KernelFacts& f) {
+  json j = json::object();
+  for (const CountFact& c : kCountFacts) j[c.name] = f.*c.field;
+  for (const NumberFact& c : kNumberFacts) j[c.name] = f.*c.field;
+  for (const FlagFact& c : kFlagFacts) j[c.name] = f.*c.field;
+  return j;
+}
+
 }  // namespace
 
 std::string KernelKey(KernelClass c, DType t) {
@@ -310,6 +393,7 @@ static Expected<HostProfile> HostProfileFromJsonUnchecked(const json& j) {
       p.frameworks[name] = f;
     }
   }
+  if (!(s = ReadKernelFacts(j, &p.kernel_facts)).ok()) return s;
   PrepareAnchors(&p.gpu);
   return p;
 }
@@ -385,6 +469,9 @@ json HostProfileToJson(const HostProfile& p) {
     fs[name] = fj;
   }
   j["frameworks"] = fs;
+  // Only where they differ from the defaults (so that profiles of hosts that run as the
+  // defaults say stay as they were), and then every fact, so that the file names them all.
+  if (p.kernel_facts != KernelFacts()) j["kernel_facts"] = WriteKernelFacts(p.kernel_facts);
   return j;
 }
 

@@ -23,6 +23,7 @@
 #include "common/status.h"
 #include "graph/graph.h"
 #include "predictor/framework.h"
+#include "predictor/kernel_facts.h"
 #include "predictor/work_list.h"
 
 namespace ftax {
@@ -119,12 +120,16 @@ struct HostProfile {
   nlohmann::json fit;         // fit quality summary, holdout error
   GpuParams gpu;
   std::map<std::string, FrameworkParams> frameworks;  // key: FrameworkName
+  // Side kernels the host's PyTorch launches and the extrapolation margin (kernel_facts.h);
+  // the optional "kernel_facts" object, defaults where absent.
+  KernelFacts kernel_facts;
   bool synthetic = false;     // true for profiles made up by tests; never shipped
 
   const FrameworkParams* FindFramework(Framework f) const;
 };
 
-// Parses and validates a profile; errors name the JSON field at fault.
+// Parses and validates a profile; errors name the JSON field at fault. "kernel_facts" is
+// written only when it differs from the defaults, and then whole.
 Expected<HostProfile> HostProfileFromJson(const nlohmann::json& j);
 nlohmann::json HostProfileToJson(const HostProfile& p);
 

@@ -827,9 +827,11 @@ class Walker {
 
     const int first = int(work_.kernels.size());
     const double repeat = std::max(1.0, op.repeat);
-    // torch.roll over several dims rolls one dim at a time, a kernel each (ATen's roll_cuda;
-    // CUPTI, H100, Swin-T: 20 roll kernels for its 10 two-dim rolls).
-    const int per_call = IsAten(op.domain) && op.type == "roll" ? std::max<int>(1, int(op.IntsAttr("dims").size())) : 1;
+    // torch.roll over several dims rolls one dim at a time, a kernel each
+    // (KernelFacts::roll_kernel_per_dim).
+    const int per_call = opt_.facts.roll_kernel_per_dim && IsAten(op.domain) && op.type == "roll"
+                             ? std::max<int>(1, int(op.IntsAttr("dims").size()))
+                             : 1;
     for (int r = 0; r < int(repeat); ++r) {
       for (int c = 0; c < per_call && recipe != KernelRecipe::kNone; ++c) {
         Status s = AddKernels(index, op, recipe);
@@ -1114,30 +1116,26 @@ class Walker {
     work_.kernels.push_back(k);
     const bool half = opt_.precision == DType::kFloat16 || opt_.precision == DType::kBFloat16;
     if (half && Eq(op.type, "batch_norm") && IsAten(op.domain)) {
-      // Half-precision inference batch norm is ATen's native kernel, not cuDNN's: two small
-      // kernels over the channel statistics (a copy and the inverse-std computation) precede
-      // the transform (CUPTI, ResNet-50 fp16 on H200: 53 of each per iteration; fp32 runs one
-      // cuDNN kernel).
+      // Half-precision inference batch norm is ATen's native kernel, not cuDNN's: small fp32
+      // kernels over the channel statistics precede the transform
+      // (KernelFacts::batch_norm_half_stat_kernels).
       const Shape* x = ShapeOf(op.inputs.empty() ? "" : op.inputs[0]);
       const double channels = x && x->size() >= 2 && (*x)[1].known() ? double((*x)[1].value) : 0;
-      for (int i = 0; i < 2; ++i) {
+      for (int i = 0; i < opt_.facts.batch_norm_half_stat_kernels; ++i) {
         KernelWork c;
         c.op_index = index;
         c.dtype = DType::kFloat32;
         c.cls = KernelClass::kElementwise;
         c.flops = channels;
-        c.bytes = 2.0 * channels * 4;
+        c.bytes = channels * opt_.facts.batch_norm_stat_bytes_per_channel;
         work_.kernels.push_back(c);
       }
     }
-    if (recipe == KernelRecipe::kConv && (IsAten(op.domain) || op.domain.empty()) && op.inputs.size() > 2 &&
-        !op.inputs[2].empty() && Numel(op.inputs[2]) > 0) {
-      // An ONNX Conv's bias is priced the same way: PyTorch ran the layer it was exported from
-      // with its bias added apart, or with a BatchNorm after it that the exporter folded into
-      // that bias (one more kernel over the output either way).
+    if (recipe == KernelRecipe::kConv && opt_.facts.conv_bias_kernel && (IsAten(op.domain) || op.domain.empty()) &&
+        op.inputs.size() > 2 && !op.inputs[2].empty() && Numel(op.inputs[2]) > 0) {
       // ATen adds a convolution's bias after cuDNN's kernel, with its strided elementwise add
-      // over the output (CUPTI, H100, fp16, batch 8: VGG-16-BN's 13 biased convolutions, 13
-      // such adds, 0.34 ms; ConvNeXt-T's 22; SqueezeNet's 26).
+      // over the output; an ONNX Conv's bias is priced the same way (one more kernel over the
+      // output either way; KernelFacts::conv_bias_kernel).
       KernelWork b;
       b.op_index = index;
       b.dtype = opt_.precision;
@@ -1246,11 +1244,11 @@ class Walker {
     return opt_.framework == Framework::kTorchscript || opt_.framework == Framework::kCudaGraph;
   }
 
-  // Small kernels PyTorch 2.11 runs around a fused attention call, as CUPTI records of
-  // HF BERT on an H200 show (validation/campaigns.md): eager runs clear the cuDNN backend's
-  // softmax statistics (one memset) in fp16/bf16; a TorchScript trace of the same module
-  // materializes the additive mask per layer (one where over [B, heads, Sq, Sk]) and fills
-  // two small buffers. Priced as elementwise kernels.
+  // Small kernels PyTorch runs around a fused attention call (KernelFacts, whose defaults are
+  // PyTorch 2.11's in CUPTI records of HF BERT on an H200): eager runs clear the cuDNN
+  // backend's softmax statistics (a memset) in fp16/bf16; a TorchScript trace of the same
+  // module materializes the additive mask per layer (a where over [B, heads, Sq, Sk]) and
+  // fills two small buffers. Priced as elementwise kernels.
   void AddAttentionAux(int index, const Op& op, double bh, double sq, double sk, bool masked) {
     auto add = [&](double bytes) {
       KernelWork a;
@@ -1264,12 +1262,14 @@ class Walker {
     const bool half = opt_.precision == DType::kFloat16 || opt_.precision == DType::kBFloat16;
     const bool eager = RunsEagerCode() || IsTorchCompile(opt_.framework);
     if (!IsAten(op.domain)) return;
+    const KernelFacts& f = opt_.facts;
     if (eager) {
-      if (half) add(bh * sq * 4.0);  // memset of the log-sum-exp statistics
+      if (half)  // memsets of the log-sum-exp statistics
+        for (int i = 0; i < f.attention_eager_memsets; ++i) add(bh * sq * f.attention_memset_bytes_per_row);
     } else if (masked) {
-      add(bh * sq * sk * (DTypeSize(opt_.precision) + 1.0));  // where(mask, 0, min)
-      add(bh * sq * 4.0);
-      add(bh * sq * 4.0);
+      for (int i = 0; i < f.attention_mask_wheres; ++i)  // where(mask, 0, min)
+        add(bh * sq * sk * (DTypeSize(opt_.precision) + f.attention_mask_where_extra_bytes));
+      for (int i = 0; i < f.attention_mask_fills; ++i) add(bh * sq * f.attention_mask_fill_bytes_per_row);
     }
   }
 

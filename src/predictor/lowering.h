@@ -8,13 +8,19 @@
 // a bias epilogue; shape arithmetic is Python integer math with no dispatch), with a note
 // that an ONNX export has been rewritten by its exporter.
 //
+// The side kernels PyTorch launches around some ops (fused attention's memsets, half-precision
+// batch norm's statistics kernels, a convolution's bias add) are the host's kernel facts
+// (kernel_facts.h), which the options carry; predictions take them from the host profile.
+//
 //   LoweringOptions opt; opt.framework = Framework::kCudaGraph; opt.precision = DType::kFloat16;
+//   opt.facts = profile.kernel_facts;
 //   Expected<WorkList> w = Lower(graph, opt);
 #pragma once
 
 #include "common/status.h"
 #include "graph/graph.h"
 #include "predictor/framework.h"
+#include "predictor/kernel_facts.h"
 #include "predictor/work_list.h"
 
 namespace ftax {
@@ -22,6 +28,7 @@ namespace ftax {
 struct LoweringOptions {
   Framework framework = Framework::kPytorchEager;
   DType precision = DType::kFloat32;  // floating tensors run in this dtype
+  KernelFacts facts;                  // side kernels observed on the host (HostProfile::kernel_facts)
 };
 
 // Fails (naming the node) only when a shape the rule needs is unknown.

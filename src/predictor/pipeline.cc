@@ -262,7 +262,8 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
   std::array<std::array<int, kDTypes>, kNumKernelClasses> slot;
   std::array<std::array<const KernelParams*, kDTypes>, kNumKernelClasses> own{}, used_params{};
   for (auto& row : slot) row.fill(-1);
-  std::map<std::string, int> out_of_range;
+  std::map<std::string, int> out_of_range;  // kernels beyond KernelFacts::extrapolated_beyond
+  const double beyond = profile.kernel_facts.extrapolated_beyond;
   std::set<std::pair<std::string, std::pair<KernelVariant, AnchorReach>>> uncovered;
   rp.theta_index.reserve(work.kernels.size());
   rp.anchor_factor.reserve(work.kernels.size());
@@ -342,7 +343,7 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
     // Range check against what the profile measured for this very class and dtype.
     const KernelParams* kp = own[int(pc)][int(k.dtype)];
     if (kp && kp->max_bytes > 0 &&
-        (k.bytes > kp->max_bytes * 1.5 || (kp->max_flops > 0 && k.flops > kp->max_flops * 1.5)))
+        (k.bytes > kp->max_bytes * beyond || (kp->max_flops > 0 && k.flops > kp->max_flops * beyond)))
       out_of_range[KernelKey(pc, k.dtype)]++;
     rp.theta_index.push_back(idx);
   }

@@ -27,6 +27,7 @@ Expected<PredictionPoint> PredictPoint(const Graph& graph, const HostProfile& pr
   LoweringOptions lo;
   lo.framework = framework;
   lo.precision = precision;
+  lo.facts = profile.kernel_facts;
   Expected<WorkList> work = Lower(graph, lo);
   if (!work.ok()) return work.status();
   return PredictWork(work.value(), profile, framework, precision, samples, seed, notes, cache);

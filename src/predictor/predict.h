@@ -87,9 +87,9 @@ Expected<PredictionPoint> PredictPoint(const Graph& graph, const HostProfile& pr
                                        Framework framework, DType precision, int samples,
                                        uint64_t seed, std::vector<std::string>* notes,
                                        ProfileCache* cache = nullptr);
-// The same point from the graph's work list for `framework` and `precision` (Lower): what
-// PredictPoint does after lowering, for callers that keep work lists (one lowering, many
-// profiles or intervals).
+// The same point from the graph's work list for `framework` and `precision` (Lower, with the
+// profile's kernel_facts): what PredictPoint does after lowering, for callers that keep work
+// lists (one lowering, many profiles with equal kernel facts, or intervals).
 Expected<PredictionPoint> PredictWork(const WorkList& work, const HostProfile& profile,
                                       Framework framework, DType precision, int samples,
                                       uint64_t seed, std::vector<std::string>* notes,

@@ -94,5 +94,93 @@ TEST(HostProfileTest, NullValuesStayUnknown) {
   EXPECT_FALSE(p->FindFramework(Framework::kPytorchEager)->module_us.known());
 }
 
+// Kernel facts (kernel_facts.h): absent means the defaults, and a profile at the defaults
+// writes none, so that profiles of hosts that run as the defaults say keep their form.
+TEST(HostProfileTest, KernelFactsAbsentAreTheDefaultsAndAreNotWritten) {
+  json j = HostProfileToJson(testing::SyntheticProfile());
+  EXPECT_FALSE(j.contains("kernel_facts"));
+  Expected<HostProfile> p = HostProfileFromJson(j);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_TRUE(p->kernel_facts == KernelFacts());
+  // The defaults are the constants the lowering held before they became facts.
+  const KernelFacts d;
+  EXPECT_EQ(d.attention_eager_memsets, 1);
+  EXPECT_DOUBLE_EQ(d.attention_memset_bytes_per_row, 4);
+  EXPECT_EQ(d.attention_mask_wheres, 1);
+  EXPECT_DOUBLE_EQ(d.attention_mask_where_extra_bytes, 1);
+  EXPECT_EQ(d.attention_mask_fills, 2);
+  EXPECT_DOUBLE_EQ(d.attention_mask_fill_bytes_per_row, 4);
+  EXPECT_EQ(d.batch_norm_half_stat_kernels, 2);
+  EXPECT_DOUBLE_EQ(d.batch_norm_stat_bytes_per_channel, 8);
+  EXPECT_TRUE(d.conv_bias_kernel);
+  EXPECT_TRUE(d.roll_kernel_per_dim);
+  EXPECT_DOUBLE_EQ(d.extrapolated_beyond, 1.5);
+  // Given explicitly at the defaults: read, and not written back.
+  j["kernel_facts"] = {{"attention_eager_memsets", 1}, {"conv_bias_kernel", true}};
+  p = HostProfileFromJson(j);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_TRUE(p->kernel_facts == KernelFacts());
+  EXPECT_FALSE(HostProfileToJson(p.value()).contains("kernel_facts"));
+}
+
+TEST(HostProfileTest, KernelFactsRoundTripWholeWhenAnyDiffers) {
+  HostProfile p = testing::SyntheticProfile();
+  p.kernel_facts.attention_eager_memsets = 0;
+  p.kernel_facts.attention_mask_fill_bytes_per_row = 8;
+  p.kernel_facts.batch_norm_half_stat_kernels = 3;
+  p.kernel_facts.conv_bias_kernel = false;
+  p.kernel_facts.extrapolated_beyond = 2.25;
+  json j = HostProfileToJson(p);
+  ASSERT_TRUE(j.contains("kernel_facts"));
+  EXPECT_EQ(j["kernel_facts"].size(), 11u);  // every fact, the unchanged ones too
+  EXPECT_EQ(j["kernel_facts"]["attention_eager_memsets"], 0);
+  EXPECT_EQ(j["kernel_facts"]["attention_mask_fills"], 2);
+  EXPECT_EQ(j["kernel_facts"]["conv_bias_kernel"], false);
+  EXPECT_EQ(j["kernel_facts"]["roll_kernel_per_dim"], true);
+  Expected<HostProfile> q = HostProfileFromJson(j);
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  EXPECT_TRUE(q->kernel_facts == p.kernel_facts);
+  EXPECT_DOUBLE_EQ(q->kernel_facts.extrapolated_beyond, 2.25);
+  EXPECT_EQ(q->kernel_facts.batch_norm_half_stat_kernels, 3);
+  // One fact given alone: the others keep their defaults.
+  json one = HostProfileToJson(testing::SyntheticProfile());
+  one["kernel_facts"] = {{"roll_kernel_per_dim", false}};
+  q = HostProfileFromJson(one);
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  KernelFacts expected;
+  expected.roll_kernel_per_dim = false;
+  EXPECT_TRUE(q->kernel_facts == expected);
+}
+
+TEST(HostProfileTest, RejectsBadKernelFactsNamingThem) {
+  auto facts = [](json f) { return [f](json& j) { j["kernel_facts"] = f; }; };
+  const std::vector<BadCase> cases = {
+      {"not an object", facts(json::array({1})), "kernel_facts: expected an object"},
+      {"count as string", facts({{"attention_eager_memsets", "one"}}),
+       "kernel_facts.attention_eager_memsets: expected an integer"},
+      {"count as float", facts({{"attention_mask_fills", 1.5}}), "kernel_facts.attention_mask_fills: expected an integer"},
+      {"count too large", facts({{"batch_norm_half_stat_kernels", 65}}),
+       "kernel_facts.batch_norm_half_stat_kernels: must be between 0 and 64"},
+      {"negative count", facts({{"attention_mask_wheres", -1}}), "kernel_facts.attention_mask_wheres: must be between 0 and 64"},
+      {"bytes as bool", facts({{"attention_memset_bytes_per_row", true}}),
+       "kernel_facts.attention_memset_bytes_per_row: expected a number from 0 to 1024"},
+      {"negative bytes", facts({{"batch_norm_stat_bytes_per_channel", -8}}),
+       "kernel_facts.batch_norm_stat_bytes_per_channel: expected a number from 0 to 1024"},
+      {"bytes too large", facts({{"attention_mask_where_extra_bytes", 1e30}}),
+       "kernel_facts.attention_mask_where_extra_bytes: expected a number from 0 to 1024"},
+      {"margin below 1", facts({{"extrapolated_beyond", 0.5}}), "kernel_facts.extrapolated_beyond: expected a number from 1 to"},
+      {"flag as number", facts({{"conv_bias_kernel", 1}}), "kernel_facts.conv_bias_kernel: expected true or false"},
+      {"unknown fact", facts({{"conv_bias_kernels", false}}), "kernel_facts.conv_bias_kernels: unknown kernel fact"},
+  };
+  for (const BadCase& c : cases) {
+    json j = HostProfileToJson(testing::SyntheticProfile());
+    c.mutate(j);
+    Expected<HostProfile> p = HostProfileFromJson(j);
+    ASSERT_FALSE(p.ok()) << c.what;
+    EXPECT_NE(p.status().message().find(c.expect_in_message), std::string::npos)
+        << c.what << ": " << p.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace ftax

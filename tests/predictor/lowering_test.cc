@@ -640,6 +640,125 @@ TEST(LoweringTest, HostScalarArithmeticLaunchesNoKernel) {
   }
 }
 
+// F.scaled_dot_product_attention over [2, 12, 128, 64] (bh = 24, sq = sk = 128), with or
+// without an additive mask [2, 1, 128, 128].
+Graph SdpaGraph(bool masked) {
+  Graph g;
+  for (const char* n : {"q", "k", "v", "o"}) g.tensors[n] = T(n, {2, 12, 128, 64});
+  g.tensors["mask"] = T("mask", {2, 1, 128, 128});
+  g.ops.push_back(MakeOp("aten", "scaled_dot_product_attention", {"q", "k", "v", masked ? "mask" : ""}, {"o"}));
+  g.outputs = {"o"};
+  return g;
+}
+
+// The side kernels around fused attention are the options' kernel facts. By hand, bh = 24,
+// sq = sk = 128, fp16: eager's memset clears 24 * 128 * 4 bytes; a trace with a mask runs a
+// where over 24 * 128 * 128 * (2 + 1) bytes and two fills of 24 * 128 * 4 bytes.
+TEST(LoweringTest, AttentionSideKernelsFollowTheKernelFacts) {
+  LoweringOptions eager{Framework::kPytorchEager, DType::kFloat16};
+  Expected<WorkList> w = Lower(SdpaGraph(false), eager);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  ASSERT_EQ(w->kernels.size(), 2u);
+  EXPECT_EQ(w->kernels[0].cls, KernelClass::kAttention);
+  EXPECT_EQ(w->kernels[1].cls, KernelClass::kElementwise);
+  EXPECT_DOUBLE_EQ(w->kernels[1].bytes, 24.0 * 128 * 4);
+  // No memset on this host: the attention kernel alone.
+  eager.facts.attention_eager_memsets = 0;
+  w = Lower(SdpaGraph(false), eager);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  ASSERT_EQ(w->kernels.size(), 1u);
+  EXPECT_EQ(w->kernels[0].cls, KernelClass::kAttention);
+  EXPECT_EQ(w->dispatches.size(), 1u);
+  // Two memsets of 8 bytes a row.
+  eager.facts.attention_eager_memsets = 2;
+  eager.facts.attention_memset_bytes_per_row = 8;
+  w = Lower(SdpaGraph(false), eager);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  ASSERT_EQ(w->kernels.size(), 3u);
+  EXPECT_DOUBLE_EQ(w->kernels[1].bytes, 24.0 * 128 * 8);
+  EXPECT_DOUBLE_EQ(w->kernels[2].bytes, 24.0 * 128 * 8);
+
+  LoweringOptions traced{Framework::kTorchscript, DType::kFloat16};
+  w = Lower(SdpaGraph(true), traced);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  ASSERT_EQ(w->kernels.size(), 4u);
+  EXPECT_EQ(w->kernels[0].cls, KernelClass::kAttentionMasked);
+  EXPECT_DOUBLE_EQ(w->kernels[1].bytes, 24.0 * 128 * 128 * 3);
+  EXPECT_DOUBLE_EQ(w->kernels[2].bytes, 24.0 * 128 * 4);
+  EXPECT_DOUBLE_EQ(w->kernels[3].bytes, 24.0 * 128 * 4);
+  // No where, one fill of 16 bytes a row; the where's mask read of 2 bytes an element.
+  traced.facts.attention_mask_wheres = 0;
+  traced.facts.attention_mask_fills = 1;
+  traced.facts.attention_mask_fill_bytes_per_row = 16;
+  w = Lower(SdpaGraph(true), traced);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  ASSERT_EQ(w->kernels.size(), 2u);
+  EXPECT_DOUBLE_EQ(w->kernels[1].bytes, 24.0 * 128 * 16);
+  traced.facts = KernelFacts();
+  traced.facts.attention_mask_where_extra_bytes = 2;
+  traced.facts.attention_mask_fills = 0;
+  w = Lower(SdpaGraph(true), traced);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  ASSERT_EQ(w->kernels.size(), 2u);
+  EXPECT_DOUBLE_EQ(w->kernels[1].bytes, 24.0 * 128 * 128 * (2 + 2));
+}
+
+// Batch norm's statistics kernels, a convolution's bias add and torch.roll's kernel per dim
+// are kernel facts too; against hand counts over the graphs of the tests above.
+TEST(LoweringTest, BatchNormConvBiasAndRollKernelsFollowTheKernelFacts) {
+  Graph bn;
+  bn.tensors["x"] = T("x", {8, 64, 56, 56});
+  for (const char* n : {"w", "b", "m", "v"}) bn.tensors[n] = T(n, {64}, DType::kFloat32, true);
+  bn.tensors["y"] = T("y", {8, 64, 56, 56});
+  bn.ops.push_back(MakeOp("aten", "batch_norm", {"x", "w", "b", "m", "v"}, {"y"}));
+  LoweringOptions o{Framework::kCudaGraph, DType::kFloat16};
+  o.facts.batch_norm_half_stat_kernels = 1;
+  o.facts.batch_norm_stat_bytes_per_channel = 12;
+  Expected<WorkList> w = Lower(bn, o);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  ASSERT_EQ(w->kernels.size(), 2u);  // the transform and one statistics kernel
+  EXPECT_EQ(w->kernels[1].dtype, DType::kFloat32);
+  EXPECT_DOUBLE_EQ(w->kernels[1].bytes, 64 * 12.0);
+  o.facts.batch_norm_half_stat_kernels = 0;
+  w = Lower(bn, o);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_EQ(w->kernels.size(), 1u);
+
+  Graph conv;
+  conv.tensors["x"] = T("x", {8, 64, 56, 56});
+  conv.tensors["w"] = T("w", {128, 64, 3, 3}, DType::kFloat32, true);
+  conv.tensors["b"] = T("b", {128}, DType::kFloat32, true);
+  conv.tensors["y"] = T("y", {8, 128, 56, 56});
+  conv.ops.push_back(MakeOp("aten", "conv2d", {"x", "w", "b"}, {"y"}));
+  LoweringOptions e{Framework::kPytorchEager, DType::kFloat16};
+  w = Lower(conv, e);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_EQ(w->kernels.size(), 2u);  // the convolution and its bias add
+  e.facts.conv_bias_kernel = false;
+  w = Lower(conv, e);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  ASSERT_EQ(w->kernels.size(), 1u);
+  EXPECT_EQ(w->kernels[0].cls, KernelClass::kConv);
+
+  Graph roll;
+  roll.tensors["y"] = T("y", {1, 56, 56, 96}, DType::kFloat16);
+  roll.tensors["z"] = T("z", {1, 56, 56, 96}, DType::kFloat16);
+  Op r = MakeOp("aten", "roll", {"y"}, {"z"});
+  r.attrs["dims"].kind = Attribute::Kind::kInts;
+  r.attrs["dims"].ints = {1, 2};
+  roll.ops.push_back(r);
+  e.facts = KernelFacts();
+  w = Lower(roll, e);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_EQ(w->kernels.size(), 2u);  // one pass per rolled dim
+  e.facts.roll_kernel_per_dim = false;
+  w = Lower(roll, e);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  ASSERT_EQ(w->kernels.size(), 1u);
+  EXPECT_DOUBLE_EQ(w->kernels[0].bytes, 2.0 * 56 * 56 * 96 * 2);
+  EXPECT_EQ(w->dispatches.size(), 1u);
+}
+
 TEST(LoweringTest, UnknownOpsAreListedNotSilent) {
   Graph g;
   g.tensors["x"] = T("x", {4, 4});

@@ -328,5 +328,34 @@ TEST(PipelineTest, MeasuredOpTypesArePricedByTheirOwnCost) {
   EXPECT_NEAR(Simulate(w, by_class.value()).framework_us, SumCpu(w, by_class.value()), 1e-9);
 }
 
+// A kernel beyond its class's measured range by more than the profile's kernel facts allow
+// is noted as extrapolated. By hand: a GEMM of 1.2x the largest bytes measured is within the
+// default margin of 1.5x, and beyond a margin of 1.1x.
+TEST(PipelineTest, ExtrapolationNoteFollowsTheKernelFactsMargin) {
+  HostProfile prof = testing::SyntheticProfile();
+  KernelParams& gemm = prof.gpu.kernels.at("gemm/fp16");
+  KernelWork k = testing::GemmWork(1024, 1024, 1024);
+  gemm.max_bytes = k.bytes / 1.2;
+  gemm.max_flops = k.flops / 1.2;
+  WorkList w;
+  w.kernels.push_back(k);
+  DispatchWork d;
+  d.cls = DispatchClass::kLibrary;
+  d.num_kernels = 1;
+  w.dispatches.push_back(d);
+  auto extrapolated = [&](const HostProfile& p) {
+    Expected<ResolvedParams> rp = ResolveParams(w, p, Framework::kTorchscript);
+    EXPECT_TRUE(rp.ok()) << rp.status().message();
+    for (const std::string& n : rp->notes)
+      if (n == "1 gemm/fp16 kernels are larger than anything the profile measured (extrapolated)") return true;
+    return false;
+  };
+  EXPECT_FALSE(extrapolated(prof));
+  prof.kernel_facts.extrapolated_beyond = 1.1;
+  EXPECT_TRUE(extrapolated(prof));
+  prof.kernel_facts.extrapolated_beyond = 1.25;
+  EXPECT_FALSE(extrapolated(prof));
+}
+
 }  // namespace
 }  // namespace ftax

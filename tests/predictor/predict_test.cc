@@ -84,5 +84,21 @@ TEST(PredictTest, SmallBatchIsFramworkBoundAndFlatInWidthUnderSlowDispatch) {
   EXPECT_GT(deep->latency_ms, 1.8 * narrow->latency_ms);  // depth adds dispatches
 }
 
+// A prediction lowers with its profile's kernel facts: a host whose eager fp16 attention
+// runs no statistics memset has one kernel fewer per layer (4 layers: 4 kernels), and is
+// no slower.
+TEST(PredictTest, PointsLowerWithTheProfilesKernelFacts) {
+  HostProfile prof = testing::SyntheticProfile();
+  Expected<Graph> g = Bert("bert:layers=4")(1);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  Expected<PredictionPoint> base = PredictPoint(g.value(), prof, Framework::kPytorchEager, DType::kFloat16, 0, 1, nullptr);
+  prof.kernel_facts.attention_eager_memsets = 0;
+  Expected<PredictionPoint> none = PredictPoint(g.value(), prof, Framework::kPytorchEager, DType::kFloat16, 0, 1, nullptr);
+  ASSERT_TRUE(base.ok() && none.ok());
+  EXPECT_EQ(base->kernels - none->kernels, 4);
+  EXPECT_EQ(base->dispatches, none->dispatches);
+  EXPECT_LE(none->compute_ms, base->compute_ms);
+}
+
 }  // namespace
 }  // namespace ftax
