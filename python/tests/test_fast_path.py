@@ -1,6 +1,7 @@
 """The fast path for arch specs (ftax.predict of a spec string or an arch Model, ftax.predict_many)
 against the general path (the model source through PredictSweep, as the command line runs it):
 the same dicts, bit for bit, and the same errors."""
+import json
 import os
 import random
 import threading
@@ -83,6 +84,23 @@ def test_an_opened_file_model_predicted_again_gives_the_general_path_numbers(h20
     h100 = ftax.Profile.load("h100")
     assert ftax.predict(m, profile=h100, interval=True, **kw) == \
         _ftax.predict_model_general(m, h100, FRAMEWORKS, ["fp16", "fp32"], [1, 4], 64, False)["points"]
+
+
+def test_kept_work_lists_are_lowered_again_for_a_profile_with_other_kernel_facts(h200, tmp_path):
+    # h200 with no statistics memset around eager fp16 attention: one kernel fewer per layer.
+    with open(os.path.join(ROOT, "data", "profiles", "h200.json")) as f:
+        doc = json.load(f)
+    doc["kernel_facts"] = {"attention_eager_memsets": 0}
+    path = tmp_path / "h200-no-memset.json"
+    path.write_text(json.dumps(doc))
+    other = ftax.Profile.load(str(path))
+    m = ftax.Model("bert:layers=2,hidden=256,heads=4", dims={"seq": 128})
+    kw = dict(framework=["pytorch-eager"], precision=["fp16"], batch=[1, 8], interval=False)
+    base = ftax.predict(m, profile=h200, **kw)
+    changed = ftax.predict(m, profile=other, **kw)
+    assert [p["kernels"] for p in base] == [p["kernels"] + 2 for p in changed]
+    assert changed == _ftax.predict_model_general(m, other, ["pytorch-eager"], ["fp16"], [1, 8], 0, False)["points"]
+    assert ftax.predict(m, profile=h200, **kw) == base
 
 
 def test_a_fresh_profile_and_a_warm_one_give_the_same_numbers():
