@@ -19,7 +19,9 @@ With --ops, chains of N calls of one op as models call it (a convolution, a line
 layer norm, a view, ...; op_layers lists them) are timed per framework, Python eager in either
 mode and TorchScript, so that `ftax calibrate` can price each op type's dispatch on its own
 (rows with an "op" key and issue_us, the host time until the chain returns; TorchScript's
-rows are recorded, not yet fitted).
+rows are recorded, not fitted, and TorchScript runs no chains of the element-wise ops its
+fuser joins, TS_FUSED_OPS). The longest chain of every op gets its kernel records from one
+profiled pass per framework after all timing (a profiler session costs seconds to start).
 Writes a partial measurement file (the "dispatch" rows of docs/calibration.md's format) to
 --out.
 """
@@ -191,16 +193,80 @@ def op_layers(torch, dev, dt):
     ]
 
 
+# Element-wise ops that TorchScript's fuser (NNC) joins with their neighbours: a chain of them
+# is one fused kernel, not a cost per op, and NNC inlines each into the next, so a chain of 64
+# GELUs (x used twice per op) never finishes compiling. Their TorchScript dispatches stay
+# priced by class.
+TS_FUSED_OPS = {"gelu", "silu", "sigmoid", "tanh", "hardswish", "add", "mul", "div", "to",
+                "masked_fill"}
+
+
+def kernel_records_by_name(torch, runs, calls=5):
+    """Kernel records of several functions from one profiled pass (a profiler session costs
+    seconds to start and stop, too much to pay per op): {name: (kernels per call, median
+    summed kernel time, median span)} in microseconds. Each call runs inside its own
+    record_function range and is synchronized before the range closes, so its kernels start
+    inside that range (the profiler puts GPU and host times on one clock)."""
+    from torch.profiler import ProfilerActivity, profile, record_function
+    for _, fn in runs:
+        fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for name, fn in runs:
+            for c in range(calls):
+                with record_function(f"ftax_op:{name}:{c}"):
+                    fn()
+                    torch.cuda.synchronize()
+    ranges, kernels = [], []
+    for e in prof.events():
+        if e.name.startswith("ftax_op:"):
+            if e.device_type == torch.autograd.DeviceType.CPU:
+                name, c = e.name[len("ftax_op:"):].rsplit(":", 1)
+                ranges.append((e.time_range.start, e.time_range.end, name, int(c)))
+        elif e.device_type == torch.autograd.DeviceType.CUDA:
+            kernels.append((e.time_range.start, e.time_range.end))
+    return kernels_per_range(ranges, kernels)
+
+
+def kernels_per_range(ranges, kernels):
+    """Attributes each GPU record (start, end) to the call range (start, end, name, call) it
+    starts in; returns {name: (records per call, median summed time, median span)}. A name
+    whose calls saw different counts gets the median count and no times."""
+    ranges, kernels = sorted(ranges), sorted(kernels)
+    per_call = {}
+    i = 0
+    for start, end, name, _ in ranges:
+        while i < len(kernels) and kernels[i][0] < start:
+            i += 1
+        chunk = []
+        while i < len(kernels) and kernels[i][0] <= end:
+            chunk.append(kernels[i])
+            i += 1
+        per_call.setdefault(name, []).append(chunk)
+    out = {}
+    for name, chunks in per_call.items():
+        counts = {len(ch) for ch in chunks}
+        if len(counts) != 1 or not chunks[0]:
+            out[name] = (float(statistics.median(len(ch) for ch in chunks)), None, None)
+            continue
+        out[name] = (float(counts.pop()), statistics.median(sum(e - s for s, e in ch) for ch in chunks),
+                     statistics.median(ch[-1][1] - ch[0][0] for ch in chunks))
+    return out
+
+
 def op_rows(torch, dev, fw, mode, quick, reps):
     """Chains of n layers of one op (op_layers), each timed by the host clock until the chain
     returns (issue_us: the CPU's cost, whatever the GPU does) and until the GPU is done
     (call_us). Python eager calls each layer's forward itself (a model's nn.Module __call__ is
     priced apart, by module_us); TorchScript runs a trace of the chain (its layers' parameters
     held as a traced model holds them) with the TensorExpr fuser on, as traced models run
-    (rows say "fuser": true); calibrate reports TorchScript's rows and does not fit them yet."""
+    (rows say "fuser": true). The longest chain of each op also gets its kernel records, all
+    ops from one profiled pass after the timing."""
     ns = [1, 16, 48] if quick else [1, 8, 32, 64]
     ctx = torch.inference_mode if mode == "inference" else torch.no_grad
-    rows = []
+    rows, longest = [], []
+    layers = op_layers(torch, dev, torch.float16)
+    t_start = time.perf_counter()
 
     class Chain(torch.nn.Module):
         def __init__(self, layers):
@@ -212,7 +278,9 @@ def op_rows(torch, dev, fw, mode, quick, reps):
                 x = layer(x)
             return x
 
-    for key, cls, x_in, make in op_layers(torch, dev, torch.float16):
+    for k, (key, cls, x_in, make) in enumerate(layers):
+        if fw == "torchscript" and key in TS_FUSED_OPS:
+            continue  # the fuser makes a chain of them one kernel: priced by their class
         for n in ns:
             try:
                 chain = Chain([make() for _ in range(n)])  # weights made outside the grad mode
@@ -222,11 +290,11 @@ def op_rows(torch, dev, fw, mode, quick, reps):
                         with warnings.catch_warnings():
                             warnings.simplefilter("ignore")
                             traced = torch.jit.trace(chain, (x0.clone(),), check_trace=False)
-                        run = lambda: traced(x0.clone() if key == "relu" else x0)
+                        run = lambda traced=traced, x0=x0, key=key: traced(x0.clone() if key == "relu" else x0)
                     else:
                         fwds = [layer.forward for layer in chain.layers]
 
-                        def run(fwds=fwds):
+                        def run(fwds=fwds, x0=x0, key=key):
                             x = x0.clone() if key == "relu" else x0
                             for f in fwds:
                                 x = f(x)
@@ -243,19 +311,28 @@ def op_rows(torch, dev, fw, mode, quick, reps):
                         t2 = time.perf_counter()
                         issue.append((t1 - t0) * 1e6)
                         call.append((t2 - t0) * 1e6)
-                    # Kernel records (a profiled pass) for the longest chain only.
-                    kernels, kernel_us, span_us = (kernel_records(torch, run) if n == ns[-1]
-                                                   else (None, None, None))
             except Exception as e:  # one op that fails costs only its rows
                 print(f"bench_eager.py: {fw} op {key} x{n} failed: {repr(e)[:300]}", file=sys.stderr)
                 continue
             row = {"framework": fw, "mode": mode, "class": cls, "op": key, "n_ops": n,
                    "modules": 0, "call_us": spread(call), "issue_us": spread(issue),
-                   "kernels_per_call": kernels, "gpu_kernel_us": kernel_us, "gpu_span_us": span_us}
+                   "kernels_per_call": None, "gpu_kernel_us": None, "gpu_span_us": None}
             if fw == "torchscript":
                 enabled = getattr(torch._C, "_jit_texpr_fuser_enabled", None)
                 row["fuser"] = bool(enabled()) if enabled else None
             rows.append(row)
+            if n == ns[-1]:
+                longest.append((key, run, row))
+        print(f"bench_eager.py: {fw}: op {k + 1} of {len(layers)} ({key}), "
+              f"{time.perf_counter() - t_start:.0f} s", file=sys.stderr, flush=True)
+    # Kernel records of the longest chains, one profiled pass for them all (under the mode).
+    try:
+        with ctx():
+            recs = kernel_records_by_name(torch, [(key, run) for key, run, _ in longest])
+        for key, _, row in longest:
+            row["kernels_per_call"], row["gpu_kernel_us"], row["gpu_span_us"] = recs.get(key, (None, None, None))
+    except Exception as e:  # rows keep no kernel records; calibrate then fits no op_kernels
+        print(f"bench_eager.py: {fw}: profiled pass failed: {repr(e)[:300]}", file=sys.stderr)
     return rows
 
 

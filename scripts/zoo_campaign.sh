@@ -22,8 +22,9 @@
 # Python eager process; EAGER_GRAPHS (1): 0 measures Python eager alone, without CUDA graphs
 # captured from the eager module; EAGER_ARGS: more options of validate_eager.py; BENCH_ARGS: more options
 # of `ftax bench` (e.g. --dtypes fp16); BENCH_TIMEOUT_S: seconds the bench may take (default a third
-# of what is left when it starts; `ftax bench --dtypes fp16` takes about 105 s on an H200, and a
-# bench cut short has no Python chains, which it measures last).
+# of what is left when it starts; a bench cut short has no Python chains, which it measures
+# last: `ftax bench --dtypes fp16` took about 105 s on an H200 before its Python part, which
+# took about 50 s).
 set -uo pipefail
 [ $# -eq 1 ] || { echo "usage: $0 K/N | MODEL,MODEL,...   (part K of N of the model zoo, or those models)" >&2; exit 2; }
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -966,8 +966,10 @@ Expected<Calibration> Calibrate(const Measurements& m, const FitOptions& options
       // Per-op costs price Python eager only. TorchScript's chains are reported, not fitted:
       // run with the TensorExpr fuser off they priced traced CNNs 36-82% slow (the fuser,
       // which traced models run with, changes the interpreter's cost per op: H200, linear
-      // layers 30.9 against 17.2 us per op, layer norms 21.7 against 10.3), and the chains run
-      // with it on ("fuser": true) are not yet checked against traced models' runs.
+      // layers 30.9 against 17.2 us per op, layer norms 21.7 against 10.3), and fitted from
+      // chains run with it on ("fuser": true; host run ac's bench) they priced three other H200
+      // hosts' traced evaluation models 12-25% slow at the median, 24-31% within tolerance
+      // against 39-48% by class (validation/h200/2026-11-26ac).
       auto ops = op_rows_of_framework.find(fw);
       if (ops != op_rows_of_framework.end()) {
         if (IsPythonEager(fw))

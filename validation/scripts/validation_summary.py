@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The generated blocks of docs/validation.md: `zoo_report.py` run on the reports that each block's
 BEGIN marker names, comma-separated (with each host run's eager.json, torchscript-cudagraph.json
-and export.json as failure lists).
+and export.json, or their .xz, as failure lists).
 
     validation_summary.py --check docs/validation.md   # exit 1 when a block is stale
     validation_summary.py --write docs/validation.md   # rewrite the blocks
@@ -25,8 +25,10 @@ def render(reports):
     failures = []
     for report in reports:
         run = os.path.dirname(report)
-        failures += [os.path.join(ROOT, run, f) for f in ("eager.json", "torchscript-cudagraph.json", "export.json")
-                     if os.path.exists(os.path.join(ROOT, run, f))]
+        for f in ("eager.json", "torchscript-cudagraph.json", "export.json"):
+            path = os.path.join(ROOT, run, f)
+            if os.path.exists(path) or os.path.exists(path + ".xz"):  # run files may be kept xz'd
+                failures.append(path if os.path.exists(path) else path + ".xz")
     argv = [os.path.join(ROOT, r) for r in reports] + (["--failures"] + failures if failures else [])
     buf = io.StringIO()
     with redirect_stdout(buf):

@@ -12,6 +12,7 @@ fine: rows are pooled). --failures takes the measured files and export.json file
 """
 import argparse
 import json
+import lzma
 import os
 import statistics
 import sys
@@ -23,6 +24,12 @@ import model_zoo  # noqa: E402
 
 TARGET_WITHIN = {"cuda-graph": 90, "cuda-graph-eager": 90, "torch-compile-reduce-overhead": 90, "torchscript": 80,
                  "pytorch-eager": 80, "pytorch-eager-no-grad": 80, "torch-compile": 80}
+
+
+def load(path):
+    """A report or run file, plain or xz-compressed (FILE.json.xz)."""
+    with (lzma.open(path, "rt") if path.endswith(".xz") else open(path)) as f:
+        return json.load(f)
 
 
 def spearman(xs, ys):
@@ -66,7 +73,7 @@ def main(argv=None):
             "all": set(model_zoo.ZOO)}[a.side]
     rows, crossovers = [], []
     for path in a.reports:
-        rep = json.load(open(path))
+        rep = load(path)
         rows += [r for r in rep["rows"] if r["model"] in keep]
         crossovers += [c for c in rep.get("crossovers", []) if c["model"] in keep]
     if not rows:
@@ -124,7 +131,7 @@ def main(argv=None):
     measured = {r["model"] for r in rows}
     exported = []  # models an export report says were traced: the run meant to measure them
     for path in a.failures:
-        doc = json.load(open(path))
+        doc = load(path)
         if doc.get("kind") == "ftax-export-report":
             exported += [e["model"] for e in doc.get("exported", []) if e.get("model") in keep]
         for f in doc.get("failures", []):
