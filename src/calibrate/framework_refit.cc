@@ -207,7 +207,7 @@ Expected<RefitReport> PriorFromRefinedProfiles(const std::vector<HostProfile>& r
   // where no host refined it on its own runs it takes the inference-mode scale: the scale
   // corrects for Python glue the bench's chains lack, and the bench measures each mode's
   // dispatch costs itself.
-  for (const std::string suffix : {std::string(), std::string(kOpSuffix)})
+  for (const std::string& suffix : {std::string(), std::string(kOpSuffix)})
     if (!scales.count("pytorch-eager-no-grad" + suffix) && scales.count("pytorch-eager" + suffix))
       scales["pytorch-eager-no-grad" + suffix] = scales["pytorch-eager" + suffix];
   RefitReport rep;
