@@ -149,6 +149,18 @@ def op_layers(torch, dev, dt):
     def half(m):
         return m.to(device=dev, dtype=dt).eval()
 
+    class SelfAttention(nn.Module):
+        """nn.MultiheadAttention as torchvision's ViT calls it: self-attention, batch first,
+        no weights returned; in eval mode under inference_mode or no_grad it takes the fast
+        path (one aten::_native_multi_head_attention), after the checks its Python forward
+        makes. Its forward is called directly, as the chain calls every layer's."""
+        def __init__(self):
+            super().__init__()
+            self.mha = nn.MultiheadAttention(256, 4, batch_first=True)
+
+        def forward(self, x):
+            return self.mha.forward(x, x, x, need_weights=False)[0]
+
     img, seq, head = t(1, 64, 56, 56), t(1, 16, 256), t(1, 4, 16, 64)
     mask = torch.rand(1, 16, 256, device=dev) > 0.5
     idx = torch.randint(0, 64, (64,), device=dev)
@@ -158,6 +170,7 @@ def op_layers(torch, dev, dt):
         ("matmul", "library", head, lambda: Op(lambda m, x: torch.matmul(x, m.k), k=t(1, 4, 64, 64))),
         ("scaled_dot_product_attention", "library", head,
          lambda: Op(lambda m, x: F.scaled_dot_product_attention(x, x, x))),
+        ("multi_head_attention", "library", seq, lambda: half(SelfAttention())),
         ("batch_norm", "kernel", img, lambda: half(nn.BatchNorm2d(64))),
         # A batch norm as CNNs run it, before an in-place ReLU: TorchScript's fuser cannot fuse
         # it with its neighbours then (a chain of batch norms alone it fuses away). "a+b": the

@@ -331,6 +331,7 @@ const std::string& DispatchCostKey(const std::string& domain, const std::string&
       {"_scaled_dot_product_flash_attention", "scaled_dot_product_attention"},
       {"_scaled_dot_product_efficient_attention", "scaled_dot_product_attention"},
       {"_scaled_dot_product_cudnn_attention", "scaled_dot_product_attention"},
+      {"_native_multi_head_attention", "multi_head_attention"},
       {"_softmax", "softmax"}, {"_to_copy", "to"}, {"type_as", "to"}};
   static const auto* onnx = new std::unordered_map<std::string, std::string>{
       {"Conv", "conv"}, {"Gemm", "linear"}, {"MatMul", "matmul"},

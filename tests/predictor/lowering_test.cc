@@ -784,6 +784,7 @@ TEST(LoweringTest, DispatchesCarryTheirOpTypesCostKey) {
   EXPECT_EQ(DispatchCostKey("aten", "addmm"), "linear");
   EXPECT_EQ(DispatchCostKey("aten", "bmm"), "matmul");
   EXPECT_EQ(DispatchCostKey("aten", "relu_"), "relu");
+  EXPECT_EQ(DispatchCostKey("aten", "_native_multi_head_attention"), "multi_head_attention");
   EXPECT_EQ(DispatchCostKey("aten", "__and__"), "__and__");
   EXPECT_EQ(DispatchCostKey("", "Conv"), "conv");
   EXPECT_EQ(DispatchCostKey("", "LayerNormalization"), "layer_norm");
