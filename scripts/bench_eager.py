@@ -21,7 +21,7 @@ mode and TorchScript, so that `ftax calibrate` can price each op type's dispatch
 (rows with an "op" key and issue_us, the host time until the chain returns; TorchScript's
 rows are recorded, not fitted, and TorchScript runs no chains of the element-wise ops its
 fuser joins, TS_FUSED_OPS). The longest chain of every op gets its kernel records from one
-profiled pass per framework after all timing (a profiler session costs seconds to start).
+profiled pass per framework after all timing (starting and stopping the profiler costs seconds).
 Writes a partial measurement file (the "dispatch" rows of docs/calibration.md's format) to
 --out.
 """
@@ -215,8 +215,8 @@ TS_FUSED_OPS = {"gelu", "silu", "sigmoid", "tanh", "hardswish", "add", "mul", "d
 
 
 def kernel_records_by_name(torch, runs, calls=5):
-    """Kernel records of several functions from one profiled pass (a profiler session costs
-    seconds to start and stop, too much to pay per op): {name: (kernels per call, median
+    """Kernel records of several functions from one profiled pass (starting and stopping the
+    profiler costs seconds, too much to pay per op): {name: (kernels per call, median
     summed kernel time, median span)} in microseconds. Each call runs inside its own
     record_function range and is synchronized before the range closes, so its kernels start
     inside that range (the profiler puts GPU and host times on one clock)."""
