@@ -13,7 +13,11 @@ softmaxes over the two dimensions (each one Triton kernel that the next cannot f
 the "library" chain is N matrix products (N cuBLAS calls). A compiled chain's n_ops is the
 number of kernels one call launches, read from a profiled pass after its timing (the
 predictor counts a compiled model's kernels the same way), and its rows carry that pass's
-GPU kernel time and span. Compile time is reported apart (compile_s), never in call_us.
+GPU kernel time and span. Compile time is reported apart (compile_s), never in call_us. In the
+default mode, chains of the library ops a compiled model calls one by one (a convolution, a
+linear layer, a matrix product, attention: COMPILED_LIBRARY_OPS) are compiled and timed too,
+rows with an "op" key, so that `ftax calibrate` can price each library call of a compiled
+model by its op type (a convolution costs the wrapper far more than a matrix product).
 
 With --ops, chains of N calls of one op as models call it (a convolution, a linear layer, a
 layer norm, a view, ...; op_layers lists them) are timed per framework, Python eager in either
@@ -23,7 +27,10 @@ rows are recorded, not fitted, and TorchScript runs no chains of the element-wis
 fuser joins, TS_FUSED_OPS). The longest chain of every op gets its kernel records from one
 profiled pass per framework after all timing (starting and stopping the profiler costs seconds).
 Writes a partial measurement file (the "dispatch" rows of docs/calibration.md's format) to
---out.
+--out, rewritten after every section (a grad mode's chains, a framework's per-op chains, a
+torch.compile mode) with the sections done so far ("sections_done"; "complete" once all are),
+so a run that is cut short keeps what it measured; --resume keeps the rows of the sections an
+earlier run of the same file finished and measures only the others.
 """
 import argparse
 import json
@@ -118,7 +125,78 @@ def compile_rows(torch, dev, fw, mode, quick, timed):
                 print(f"bench_eager.py: {fw} {cls} x{n}: {kernels:g} kernels, "
                       f"{call['median']:.1f} us per call, compiled in {compile_s:.1f} s",
                       file=sys.stderr)
+    if mode == "default":
+        rows += compiled_op_rows(torch, dev, fw, quick, timed)
     torch._dynamo.reset()
+    return rows
+
+
+# Library ops a compiled model still calls one by one (Inductor leaves them to cuDNN, cuBLAS
+# and the attention kernels: "extern" calls in its wrapper), each costing the wrapper what
+# ATen's path to that library costs: a convolution far more than a matrix product.
+COMPILED_LIBRARY_OPS = ("conv", "linear", "matmul", "scaled_dot_product_attention")
+
+
+def compiled_op_rows(torch, dev, fw, quick, timed):
+    """Chains of n layers of one library op (op_layers' modules, with their parameters, as a
+    compiled model holds them) compiled in the default mode and timed per call: issue_us until
+    the compiled call returns, call_us until the GPU is done. A convolution's chain includes
+    what Inductor adds around it (its channels-last copies of the weight), as a model's does.
+    The longest chain of each op gets its kernel records, all from one profiled pass."""
+    ns = [1, 16] if quick else [1, 16, 48]
+    layers = {key: (x_in, make) for key, _, x_in, make in op_layers(torch, dev, torch.float16)}
+    rows, longest = [], []
+
+    class Chain(torch.nn.Module):
+        def __init__(self, layers):
+            super().__init__()
+            self.layers = torch.nn.ModuleList(layers)
+
+        def forward(self, x):
+            for layer in self.layers:
+                x = layer(x)
+            return x
+
+    with torch.inference_mode():
+        for key in COMPILED_LIBRARY_OPS:
+            x_in, make = layers[key]
+            for n in ns:
+                torch._dynamo.reset()
+                try:
+                    cf = torch.compile(Chain([make() for _ in range(n)]).eval(), dynamic=False)
+                    x0 = x_in.clone()
+                    t0 = time.perf_counter()
+                    cf(x0)  # compiles
+                    torch.cuda.synchronize()
+                    compile_s = time.perf_counter() - t0
+                    issue = []
+
+                    def run(cf=cf, x0=x0, issue=issue):
+                        t = time.perf_counter()
+                        out = cf(x0)
+                        issue.append((time.perf_counter() - t) * 1e6)
+                        return out
+                    call = timed(run)
+                    issue[:] = issue[-len(call):]  # the timed calls' issue times, not the warm-up's
+                except Exception as e:  # one chain that fails to compile costs only its rows
+                    print(f"bench_eager.py: {fw} op {key} x{n} failed: {repr(e)[:300]}", file=sys.stderr)
+                    continue
+                row = {"framework": fw, "mode": "inference", "class": "library", "op": key, "n_ops": n,
+                       "modules": 0, "call_us": spread(call), "issue_us": spread(issue),
+                       "compile_s": round(compile_s, 2), "kernels_per_call": None,
+                       "gpu_kernel_us": None, "gpu_span_us": None}
+                rows.append(row)
+                if n == ns[-1]:
+                    longest.append((key, lambda cf=cf, x0=x0: cf(x0), row))
+                print(f"bench_eager.py: {fw} op {key} x{n}: {statistics.median(call):.1f} us per call, "
+                      f"compiled in {compile_s:.1f} s", file=sys.stderr, flush=True)
+        try:
+            recs = kernel_records_by_name(torch, [(key, run) for key, run, _ in longest])
+            for key, _, row in longest:
+                row["kernels_per_call"], row["gpu_kernel_us"], row["gpu_span_us"] = recs.get(key, (None, None, None))
+        except Exception as e:  # rows keep no kernel records; calibrate then fits no op_kernels
+            print(f"bench_eager.py: {fw}: profiled pass of the compiled ops failed: {repr(e)[:300]}",
+                  file=sys.stderr)
     return rows
 
 
@@ -349,6 +427,40 @@ def op_rows(torch, dev, fw, mode, quick, reps):
     return rows
 
 
+def save(path, python, rows, done, complete):
+    """Writes the rows measured so far to `path`, atomically (a reader never sees half a file)."""
+    doc = {"schema_version": 1, "kind": "ftax-measurements", "python": python,
+           "sections_done": done, "complete": complete, "dispatch": rows}
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=1)
+    os.replace(tmp, path)
+
+
+def resumed_sections(path):
+    """The rows and finished sections of an earlier run's file at `path` ([], [] if there is
+    none or it cannot be read): only rows of finished sections are kept."""
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return [], []
+    done = [d for d in doc.get("sections_done", []) if isinstance(d, str)]
+    return [r for r in doc.get("dispatch", []) if section_of(r) in done], done
+
+
+def section_of(row):
+    """The section a row was measured in: modes:MODE, ops:FRAMEWORK or compile:MODE."""
+    fw = row.get("framework", "")
+    if fw.startswith("torch-compile"):
+        return "compile:" + ("reduce-overhead" if fw.endswith("reduce-overhead") else "default")
+    if "op" in row:
+        return "ops:" + fw
+    if fw.startswith("pytorch-eager"):
+        return "modes:" + (row.get("mode") or ("inference" if fw == "pytorch-eager" else "no_grad"))
+    return ""
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--out", required=True)
@@ -363,6 +475,9 @@ def main():
     ap.add_argument("--compile", default="",
                     help="torch.compile modes to measure: default (framework torch-compile), "
                          "reduce-overhead (torch-compile-reduce-overhead); empty for none")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the rows of the sections an earlier run finished in --out and "
+                         "measure only the others")
     a = ap.parse_args()
     compile_fw = {"default": "torch-compile", "reduce-overhead": "torch-compile-reduce-overhead"}
     for mode in filter(None, a.compile.split(",")):
@@ -434,7 +549,18 @@ def main():
             out.append((time.perf_counter() - t0) * 1e6)
         return out
 
-    rows = []
+    rows, done = [], []
+    if a.resume:
+        rows, done = resumed_sections(a.out)
+        if done:
+            print(f"bench_eager.py: resuming {a.out}: kept {len(rows)} rows of {', '.join(done)}",
+                  file=sys.stderr)
+    python = {"version": platform.python_version(), "torch": torch.__version__}
+
+    def section_done(name):
+        done.append(name)
+        save(a.out, python, rows, done, complete=False)
+
     modes = {"inference": ("pytorch-eager", torch.inference_mode),
              "no_grad": ("pytorch-eager-no-grad", torch.no_grad)}
     for mode in filter(None, a.modes.split(",")):
@@ -442,6 +568,8 @@ def main():
             print(f"bench_eager.py: unknown mode '{mode}' (inference, no_grad)", file=sys.stderr)
             return 2
         fw, ctx = modes[mode]
+        if "modes:" + mode in done:
+            continue
         with ctx():
             x0 = torch.randn(8, 8, device=dev)  # created under the mode, as a user's input is
             w = torch.randn(8, 8, device=dev)
@@ -455,6 +583,7 @@ def main():
                 rows.append({"framework": fw, "mode": mode, "class": "kernel", "n_ops": n, "modules": n + 1,
                              "call_us": spread(timed(lambda: m(x0))), "gpu_kernel_us": None,
                              "gpu_span_us": None})
+        section_done("modes:" + mode)
     op_modes = {"pytorch-eager": "inference", "pytorch-eager-no-grad": "no_grad",
                 "torchscript": "no_grad"}
     for fw in filter(None, a.ops.split(",")):
@@ -462,18 +591,20 @@ def main():
             print(f"bench_eager.py: unknown --ops framework '{fw}' ({', '.join(op_modes)})",
                   file=sys.stderr)
             return 2
+        if "ops:" + fw in done:
+            continue
         rows += op_rows(torch, dev, fw, op_modes[fw], a.quick, reps)
+        section_done("ops:" + fw)
         print(f"bench_eager.py: {fw}: per-op chains done", file=sys.stderr)
     for mode in filter(None, a.compile.split(",")):
+        if "compile:" + mode in done:
+            continue
         rows += compile_rows(torch, dev, compile_fw[mode], mode, a.quick, timed)
+        section_done("compile:" + mode)
     if not rows:
         print("bench_eager.py: nothing to measure (--modes, --ops and --compile all empty)", file=sys.stderr)
         return 2
-    doc = {"schema_version": 1, "kind": "ftax-measurements",
-           "python": {"version": platform.python_version(), "torch": torch.__version__},
-           "dispatch": rows}
-    with open(a.out, "w") as f:
-        json.dump(doc, f, indent=1)
+    save(a.out, python, rows, done, complete=True)
     med = statistics.median(r["call_us"]["median"] for r in rows)
     print(f"bench_eager.py: {len(rows)} rows, median call {med:.1f} us", file=sys.stderr)
     return 0

@@ -883,25 +883,32 @@ Status RunBench(const BenchOptions& opt, const ProgressFn& progress) {
   if (!s.ok()) return s;
   torch::NoGradGuard no_grad;
   torch::jit::setTensorExprFuserEnabled(false);
-  bool eager_done = false;  // a resumed file that has Python-eager rows keeps them
-  for (const json& row : out.doc()["dispatch"])
-    eager_done = eager_done || row.value("framework", "").rfind("pytorch-eager", 0) == 0 ||
-                 row.value("framework", "").rfind("torch-compile", 0) == 0 || row.contains("op");
-  // Python eager modes and torch.compile modes: chains run from Python by bench_eager.py.
+  // Python eager modes, per-op chains and torch.compile modes: chains run from Python by
+  // bench_eager.py, one section each. A resumed file keeps the sections it has rows of.
+  std::set<std::string> sections_kept;
+  for (const json& row : out.doc()["dispatch"]) {
+    const std::string section = PythonSectionOf(row);
+    if (!section.empty()) sections_kept.insert(section);
+  }
   std::string modes, compile_modes, op_frameworks;
+  std::set<std::string> sections_asked;
+  auto ask = [&](std::string* list, const std::string& section, const std::string& name) {
+    if (sections_kept.count(section)) return;
+    *list += std::string(list->empty() ? "" : ",") + name;
+    sections_asked.insert(section);
+  };
   for (Framework f : opt.frameworks) {
     if (f == Framework::kPytorchEager || f == Framework::kPytorchEagerNoGrad || f == Framework::kTorchscript)
-      op_frameworks += std::string(op_frameworks.empty() ? "" : ",") + FrameworkName(f);
-    if (f == Framework::kPytorchEager) modes += std::string(modes.empty() ? "" : ",") + "inference";
-    if (f == Framework::kPytorchEagerNoGrad) modes += std::string(modes.empty() ? "" : ",") + "no_grad";
-    if (f == Framework::kTorchCompile) compile_modes += std::string(compile_modes.empty() ? "" : ",") + "default";
-    if (f == Framework::kTorchCompileReduceOverhead)
-      compile_modes += std::string(compile_modes.empty() ? "" : ",") + "reduce-overhead";
+      ask(&op_frameworks, "ops:" + FrameworkName(f), FrameworkName(f));
+    if (f == Framework::kPytorchEager) ask(&modes, "modes:inference", "inference");
+    if (f == Framework::kPytorchEagerNoGrad) ask(&modes, "modes:no_grad", "no_grad");
+    if (f == Framework::kTorchCompile) ask(&compile_modes, "compile:default", "default");
+    if (f == Framework::kTorchCompileReduceOverhead) ask(&compile_modes, "compile:reduce-overhead", "reduce-overhead");
   }
-  const bool want_eager = !modes.empty() || !compile_modes.empty() || !op_frameworks.empty();
+  const bool want_eager = !sections_asked.empty();
   if (!layers.layers.empty() || !layers.layer_norms.empty()) out.Set("layer_shapes", layers.path);
   Bench bench(opt, layers, progress, &out);
-  bench.Plan(opt.kernels, !eager_done && want_eager ? 1 : 0);
+  bench.Plan(opt.kernels, want_eager ? 1 : 0);
   auto t0 = Clock::now();
   if (opt.kernels) {  // kernel times are CUPTI's records: tracing stays on for the sweeps
     KernelTracer::Scope tracing;
@@ -912,18 +919,22 @@ Status RunBench(const BenchOptions& opt, const ProgressFn& progress) {
   s = bench.RunDispatch();
   if (!s.ok()) return s;
   torch::jit::setTensorExprFuserEnabled(true);
-  if (!eager_done && want_eager) {
+  if (want_eager) {
     std::string script = opt.eager_script;
     if (script.empty()) {  // installed beside the binary (calibrate/helper_scripts.h)
       Expected<std::string> found = FindHelperScript("bench_eager.py");
       if (!found.ok()) return found.status();
       script = found.value();
     }
+    // bench_eager.py rewrites `part` after each section; an interrupted bench leaves it, and a
+    // resumed one lets bench_eager.py keep its finished sections.
     std::string part = opt.output + ".eager.json";
+    if (!opt.resume) std::remove(part.c_str());
     std::vector<std::string> argv = {opt.python, script, "--device", std::to_string(opt.device)};
     if (opt.quick) argv.push_back("--quick");
     argv.insert(argv.end(), {"--modes", modes, "--ops", op_frameworks, "--compile", compile_modes});
     argv.insert(argv.end(), {"--out", part});
+    if (opt.resume) argv.push_back("--resume");
     std::string cmd;
     for (const std::string& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
     progress("pytorch-eager: " + cmd);
@@ -931,24 +942,32 @@ Status RunBench(const BenchOptions& opt, const ProgressFn& progress) {
     po.inherit_stdin = true;
     Expected<ProcessResult> ran = RunProcess(argv, po);  // an argv, no shell
     int rc = ran.ok() ? ran->exit_code : -1;  // -1: could not start, or killed by a signal
+    // The sections it finished are kept whatever its exit: a section cut short wrote no rows.
+    int kept = 0;
     std::ifstream in(part);
-    json eager;
-    if (rc == 0 && in) {
+    if (in) {
       try {
+        json eager;
         in >> eager;
-        for (auto& row : eager.value("dispatch", json::array())) out.Append("dispatch", row);
+        for (auto& row : eager.value("dispatch", json::array()))
+          if (sections_asked.count(PythonSectionOf(row))) {
+            out.Append("dispatch", row);
+            ++kept;
+          }
         if (eager.contains("python")) {
           json host = out.doc()["host"];
           host["python"] = eager["python"];
           out.Set("host", host);
         }
       } catch (const std::exception& e) {
-        out.Append("failures", {{"what", "pytorch-eager"}, {"error", e.what()}});
+        out.Append("failures", {{"what", "pytorch-eager"}, {"error", part + ": " + e.what()}});
       }
-    } else {
-      out.Append("failures", {{"what", "pytorch-eager"},
-                              {"error", "'" + cmd + "' exited with " + std::to_string(rc)}});
     }
+    if (rc != 0)
+      out.Append("failures", {{"what", "pytorch-eager"},
+                              {"error", "'" + cmd + "' exited with " + std::to_string(rc) + "; " +
+                                            std::to_string(kept) + " rows of the sections it finished kept"}});
+    in.close();
     std::remove(part.c_str());
     bench.PointDone("Python dispatch chains (eager, per-op, torch.compile)");
   }

@@ -963,7 +963,10 @@ Expected<Calibration> Calibrate(const Measurements& m, const FitOptions& options
       std::vector<const DispatchMeasurement*> gpu_bound;
       f = FitDispatchFramework(fw, rows, options, &gpu_bound);
       if (fw == Framework::kLibtorchEager) gpu_bound_eager = gpu_bound;
-      // Per-op costs price Python eager only. TorchScript's chains are reported, not fitted:
+      // Per-op costs price Python eager, and the library calls of torch.compile's default mode
+      // (its compiled chains of convolutions, linear layers, ...: a compiled CNN's wrapper
+      // spends 25-30 us per kernel where chains of matrix products cost 15). TorchScript's
+      // chains are reported, not fitted:
       // run with the TensorExpr fuser off they priced traced CNNs 36-82% slow (the fuser,
       // which traced models run with, changes the interpreter's cost per op: H200, linear
       // layers 30.9 against 17.2 us per op, layer norms 21.7 against 10.3), and fitted from
@@ -972,11 +975,12 @@ Expected<Calibration> Calibrate(const Measurements& m, const FitOptions& options
       // against 39-48% by class (validation/h200/2026-11-26ac).
       auto ops = op_rows_of_framework.find(fw);
       if (ops != op_rows_of_framework.end()) {
-        if (IsPythonEager(fw))
+        if (IsPythonEager(fw) || fw == Framework::kTorchCompile)
           f.params.op_us = FitOpCosts(ops->second, options, &f.params.op_kernels, &f.notes);
         else
           f.notes.push_back(std::to_string(ops->second.size()) +
-                            " per-op chain row(s) not fitted: per-op costs price Python eager only");
+                            " per-op chain row(s) not fitted: per-op costs price Python eager and "
+                            "torch.compile's library calls only");
       }
     }
     if (f.params.call_us.known()) profile.frameworks[FrameworkName(fw)] = f.params;

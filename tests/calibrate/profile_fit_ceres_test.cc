@@ -655,11 +655,50 @@ TEST(ProfileFitTest, ChainsOfTwoOpsAndTorchScriptChains) {
   EXPECT_TRUE(ts->params.op_us.empty());
   std::string ts_notes;
   for (const std::string& n : ts->notes) ts_notes += n + "\n";
-  EXPECT_NE(ts_notes.find("3 per-op chain row(s) not fitted: per-op costs price Python eager only"),
+  EXPECT_NE(ts_notes.find("3 per-op chain row(s) not fitted: per-op costs price Python eager and "
+                          "torch.compile's library calls only"),
             std::string::npos) << ts_notes;
   json bad = j;
   bad["dispatch"].back()["fuser"] = "yes";
   EXPECT_FALSE(MeasurementsFromJson(bad).ok());
+}
+
+// torch.compile's default mode: its compiled chains of library ops (each convolution with the
+// Triton copy of its weight Inductor adds) price a compiled model's library calls by op type,
+// beside the class costs its class chains give; reduce-overhead replays keep no per-op cost.
+TEST(ProfileFitTest, TorchCompileLibraryCallsPricedByOpType) {
+  SyntheticSpec spec = H200LikeSpec();
+  spec.frameworks.push_back({Framework::kTorchCompile, 38.0, {0.6, 14.0, 15.0}, 0, 1.5, 0});
+  json j = testing::MakeSyntheticMeasurements(spec);
+  for (int n : {1, 16, 48}) {
+    const bool last = n == 48;
+    json conv = {{"framework", "torch-compile"}, {"mode", "inference"}, {"class", "library"}, {"op", "conv"},
+                 {"n_ops", n}, {"modules", 0}, {"issue_us", {{"median", 60 + 41.0 * n}}},
+                 {"call_us", {{"median", 70 + 41.0 * n}}}};
+    json mm = conv;
+    mm["op"] = "matmul";
+    mm["issue_us"] = {{"median", 60 + 16.0 * n}};
+    if (last) {
+      conv["kernels_per_call"] = 2.0 * n + 1;
+      mm["kernels_per_call"] = double(n);
+    }
+    j["dispatch"].push_back(conv);
+    j["dispatch"].push_back(mm);
+  }
+  Expected<Measurements> m = MeasurementsFromJson(j);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  Expected<Calibration> c = Calibrate(m.value(), TestOptions());
+  ASSERT_TRUE(c.ok());
+  const FrameworkFit* f = FindFramework(c.value(), Framework::kTorchCompile);
+  ASSERT_NE(f, nullptr);
+  ASSERT_TRUE(f->params.op_us.count("conv"));
+  EXPECT_NEAR(f->params.op_us.at("conv").value, 41.0, 1e-6);
+  EXPECT_NEAR(f->params.op_us.at("matmul").value, 16.0, 1e-6);
+  EXPECT_NEAR(f->params.op_kernels.at("conv"), 2.02, 1e-9);  // (2 * 48 + 1) / 48, to 2 places
+  EXPECT_NEAR(f->params.dispatch_us[int(DispatchClass::kLibrary)].value, 15.0, 2.0);  // class chains: unchanged
+  Expected<HostProfile> back = HostProfileFromJson(HostProfileToJson(c->profile));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_NEAR(back->frameworks.at("torch-compile").op_us.at("conv").value, 41.0, 1e-6);
 }
 
 }  // namespace

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include "predictor/framework.h"
+#include "predictor/lowering_rules.h"
+#include "predictor/pipeline.h"
+#include "synthetic_profile.h"
 
 namespace ftax {
 namespace {
@@ -77,6 +80,32 @@ TEST(InductorFusionTest, RunsBetweenLibraryCallsBecomeOneKernelEach) {
   EXPECT_EQ(next, int(out.kernels.size()));
   ASSERT_FALSE(out.notes.empty());
   EXPECT_NE(out.notes.back().find("10 kernels become 6"), std::string::npos) << out.notes.back();
+}
+
+// A compiled model's library calls keep their op's cost key, so a profile that measured
+// compiled chains of convolutions prices each at that cost; a fused Triton kernel has no op
+// type and costs its class's dispatch. By hand: call 20 + conv 41 + fused kernel 3 + conv 41
+// (its bias add covered: the chain launched 2 kernels per convolution) + fused 3 + GEMM 4.5.
+TEST(InductorFusionTest, LibraryCallsArePricedByTheirOpTypesCompiledCost) {
+  WorkList eager = Eager();
+  for (int i : {0, 4}) eager.dispatches[size_t(i)].cost_key = &DispatchCostKey("aten", "_convolution");
+  eager.dispatches[7].cost_key = &DispatchCostKey("aten", "mm");
+  eager.dispatches[2].cost_key = &DispatchCostKey("aten", "relu");
+  const WorkList out = FuseAsInductor(eager);
+  ASSERT_EQ(out.dispatches.size(), 5u);
+  ASSERT_NE(out.dispatches[0].cost_key, nullptr);
+  EXPECT_EQ(*out.dispatches[0].cost_key, "conv");
+  EXPECT_EQ(out.dispatches[1].cost_key, nullptr);  // bn + relu fused: no single op's cost
+  HostProfile prof = testing::SyntheticProfile();
+  FrameworkParams& tc = prof.frameworks.at("torch-compile");
+  tc.op_us["conv"] = Param::Of(41, 1);
+  tc.op_kernels["conv"] = 2;
+  Expected<ResolvedParams> rp = ResolveParams(out, prof, Framework::kTorchCompile);
+  ASSERT_TRUE(rp.ok()) << rp.status().message();
+  EXPECT_EQ(rp->dispatch_op, (std::vector<int>{0, -1, 0, -1, -1}));
+  ResolvedParams p = rp.value();
+  for (int& n : p.kernel_nodes) n = 1;
+  EXPECT_NEAR(Simulate(out, p).framework_us, 20 + 41 + 3 + 41 + 3 + 4.5, 1e-9);
 }
 
 TEST(InductorFusionTest, AModelOfLibraryCallsAloneIsUnchanged) {
