@@ -25,6 +25,7 @@
 #include "calibrate/host_identity.h"
 #include "calibrate/kernel_tracer.h"
 #include "calibrate/layer_shapes.h"
+#include "calibrate/python_bench_sections.h"
 #include "common/percentile.h"
 #include "common/progress.h"
 #include "common/process.h"
@@ -899,7 +900,7 @@ Status RunBench(const BenchOptions& opt, const ProgressFn& progress) {
   };
   for (Framework f : opt.frameworks) {
     if (f == Framework::kPytorchEager || f == Framework::kPytorchEagerNoGrad || f == Framework::kTorchscript)
-      ask(&op_frameworks, "ops:" + FrameworkName(f), FrameworkName(f));
+      ask(&op_frameworks, std::string("ops:") + FrameworkName(f), FrameworkName(f));
     if (f == Framework::kPytorchEager) ask(&modes, "modes:inference", "inference");
     if (f == Framework::kPytorchEagerNoGrad) ask(&modes, "modes:no_grad", "no_grad");
     if (f == Framework::kTorchCompile) ask(&compile_modes, "compile:default", "default");
