@@ -1,7 +1,7 @@
 """The model zoo: torchvision, timm and Hugging Face architectures built from configs with random
 weights (nothing is downloaded), their example inputs, their family, and the ftax arch spec that
 describes each one where an arch family fits (otherwise ftax predicts it from its TorchScript
-trace). Used by export_torchscript.py, validate_eager.py and zoo_campaign.sh.
+trace). Used by export_torchscript.py, validate_eager.py and validation/scripts/zoo_campaign.sh.
 
 Inputs, as in the paper: text at sequence 128 (token ids and an attention mask), images of
 3x224x224 (299x299 for Inception-v3), speech as 2 s at 16 kHz (32,000 samples), Whisper as an

@@ -152,7 +152,7 @@ Expected<ValidationReport> CompareMeasurements(const json& measured, const HostP
       if (m.contains("gpu_span_ms") && m["gpu_span_ms"].is_number())
         r.measured_gpu_span_ms = m["gpu_span_ms"].get<double>();
       // Medians of the same point at different times: the visits of a run in rounds, or the
-      // passes that scripts/merge_passes.py merged (null where a pass missed the point).
+      // passes that validation/scripts/merge_passes.py merged (null where a pass missed the point).
       for (const char* key : {"visit_medians_ms", "pass_medians_ms"})
         if (r.visit_medians_ms.empty() && m.contains(key) && m[key].is_array())
           for (const json& v : m[key])

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Tests of scripts/merge_passes.py: per point the pass with the lowest median is kept, every
-pass's median stays in the row, points of only some passes survive with the right pass index,
-and unreadable input stops the merge with a message naming the file.
+"""Tests of validation/scripts/merge_passes.py: per point the pass with the lowest median is
+kept, every pass's median stays in the row, points of only some passes survive with the right
+pass index, and unreadable input stops the merge with a message naming the file.
 
-Runs the script as a subprocess, as scripts/gpu_campaign.sh users do:
+Runs the script as a subprocess, as validation/scripts/gpu_campaign.sh users do:
     python3 tests/scripts/merge_passes_test.py
 """
 import json
@@ -14,7 +14,7 @@ import tempfile
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SCRIPT = os.path.join(ROOT, "scripts", "merge_passes.py")
+SCRIPT = os.path.join(ROOT, "validation", "scripts", "merge_passes.py")
 
 
 def row(model, median, batch=1, seq=128, precision="fp16", framework="pytorch-eager", **extra):

@@ -13,7 +13,7 @@ cd "$root"
 out=${REPORTS:-/tmp/ftax-prior}
 mode=${PRIOR:-same}
 mkdir -p "$out"
-source "$root/scripts/measured_runs.sh"
+source "$root/validation/scripts/measured_runs.sh"
 # The first two host runs ran before their hosts were benchmarked for themselves: not in the prior.
 mapfile -t runs < <(grep -v '^#' validation/hosts.txt | grep . | tail -n +3)
 for run in "${runs[@]}"; do

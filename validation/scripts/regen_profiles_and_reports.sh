@@ -11,7 +11,7 @@ mapfile -t runs < <(grep -v '^#' validation/hosts.txt | grep .)
 cal=$(python3 -c "import json;print(','.join(json.load(open('data/zoo/split.json'))['calibration']))")
 out=${REPORTS:-/tmp/ftax-reports}
 mkdir -p "$out" validation/img
-source "$root/scripts/measured_runs.sh"
+source "$root/validation/scripts/measured_runs.sh"
 for run in "${runs[@]}"; do
   read -r h bench campaign <<<"$run"
   b="$bench/bench.measurements.json"

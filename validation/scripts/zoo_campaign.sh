@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The model-zoo campaign on a CUDA host: one part of the zoo (scripts/model_zoo.py), measured the
 # way users run it, in one command that fits in one device call:
-#   scripts/zoo_campaign.sh K/N          # part K of N; N=6 parts cover the 54 models
-#   scripts/zoo_campaign.sh MODEL,MODEL  # those models
+#   validation/scripts/zoo_campaign.sh K/N          # part K of N; N=6 parts cover the 54 models
+#   validation/scripts/zoo_campaign.sh MODEL,MODEL  # those models
 # It builds ftax if the carried binary does not run (in the background, while the part's models
 # are traced to TorchScript, which times nothing), benches the host (`ftax bench`, so that the
 # part is predicted from this host's own bench), runs `ftax validate` through the TorchScript
@@ -27,7 +27,7 @@
 # took about 50 s).
 set -uo pipefail
 [ $# -eq 1 ] || { echo "usage: $0 K/N | MODEL,MODEL,...   (part K of N of the model zoo, or those models)" >&2; exit 2; }
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:-$root/out}
 mkdir -p "$out"
 cd "$root"
@@ -59,27 +59,27 @@ fi
 
 if "$ftax" --version >/dev/null 2>&1; then
   case "${BENCH:-full}" in
-    full) timeout -k 5 "${BENCH_TIMEOUT_S:-$(( $(left) / 3 ))}" env OUT="$out" scripts/gpu_campaign.sh bench || log "bench ended with $?" ;;
-    quick) timeout -k 5 "${BENCH_TIMEOUT_S:-$(( $(left) / 3 ))}" env OUT="$out" scripts/gpu_campaign.sh quickbench || log "bench ended with $?" ;;
+    full) timeout -k 5 "${BENCH_TIMEOUT_S:-$(( $(left) / 3 ))}" env OUT="$out" validation/scripts/gpu_campaign.sh bench || log "bench ended with $?" ;;
+    quick) timeout -k 5 "${BENCH_TIMEOUT_S:-$(( $(left) / 3 ))}" env OUT="$out" validation/scripts/gpu_campaign.sh quickbench || log "bench ended with $?" ;;
     none) ;;
   esac
   [ -f "$out/measurements.json" ] && mv "$out/measurements.json" "$out/bench.measurements.json"
   if [[ $stages == *,ts,* ]]; then
     if [[ $stages == ",ts," ]]; then share=$(( $(left) - 15 )); else share=$(( $(left) / 2 )); fi
     timeout -k 10 "$share" env OUT="$out" SKIP_EXPORT=1 WORKER_TIMEOUT_S="${WORKER_TIMEOUT_S:-90}" \
-      scripts/gpu_campaign.sh ts || log "ts stage ended with $?"
+      validation/scripts/gpu_campaign.sh ts || log "ts stage ended with $?"
   fi
 else
   log "no ftax binary: no bench and no TorchScript stage"
 fi
-[ -f "$out/validation_ts.json" ] && python3 scripts/keep_traces.py "$out/validation_ts.json" --models-out "$out/models"
+[ -f "$out/validation_ts.json" ] && python3 validation/scripts/keep_traces.py "$out/validation_ts.json" --models-out "$out/models"
 [ -f "$out/validation_ts.json" ] && mv "$out/validation_ts.json" "$out/torchscript-cudagraph.json"
 if [[ $stages == *,eager,* ]]; then
   timeout -k 10 $(( $(left) - 15 )) env OUT="$out" \
     EAGER_ARGS="$([ "${EAGER_GRAPHS:-1}" = 1 ] && echo --graphs) --model-timeout-s ${MODEL_TIMEOUT_S:-60} ${EAGER_ARGS:-}" \
-    scripts/gpu_campaign.sh eager || log "eager stage ended with $?"
+    validation/scripts/gpu_campaign.sh eager || log "eager stage ended with $?"
 fi
-[ -f "$out/validation_eager.json" ] && python3 scripts/keep_traces.py "$out/validation_eager.json" --models-out "$out/models"
+[ -f "$out/validation_eager.json" ] && python3 validation/scripts/keep_traces.py "$out/validation_eager.json" --models-out "$out/models"
 [ -f "$out/validation_eager.json" ] && mv "$out/validation_eager.json" "$out/eager.json"
 # One archive for the traces: a device call returns at most 8 files.
 [ -d "$out/models" ] && tar -C "$out" -cf "$out/models.tar" models && rm -rf "$out/models"

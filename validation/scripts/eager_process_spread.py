@@ -2,8 +2,8 @@
 """How much Python eager latency of one model moves from one Python process to the next on a
 CUDA host: a plain timing, nothing of ftax in it, to check ftax's eager measurements against.
 
-    python3 scripts/eager_process_spread.py resnet50,bert-base      # 3 processes per model, in turn
-    python3 scripts/eager_process_spread.py --child resnet50        # one process (e.g. under taskset)
+    python3 validation/scripts/eager_process_spread.py resnet50,bert-base      # 3 processes per model, in turn
+    python3 validation/scripts/eager_process_spread.py --child resnet50        # one process (e.g. under taskset)
 
 Each process builds the zoo model (scripts/model_zoo.py, random weights, fp16, batch 1, sequence
 128), runs 20 warm-up calls and then 150 timed calls under torch.inference_mode(), each followed
@@ -18,7 +18,8 @@ import time
 
 def child(name):
     import torch
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    # model_zoo.py (the zoo's models) stays in the top-level scripts/, beside validate_eager.py.
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "scripts"))
     import model_zoo
     torch.manual_seed(0)
     m = model_zoo.build(name).to("cuda").half()

@@ -13,7 +13,9 @@ import os
 import shutil
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# export_torchscript_fixtures.py (which zeroes a trace's weights) makes test fixtures and stays
+# in the top-level scripts/.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "scripts"))
 
 
 def main():

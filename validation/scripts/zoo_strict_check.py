@@ -8,7 +8,7 @@ No GPU is needed: the traces can be made on any machine with PyTorch, torchvisio
 transformers (`export_torchscript.py --device cpu --precisions fp32`).
 
     python3 scripts/export_torchscript.py --out /tmp/zoo --device cpu --precisions fp32
-    python3 scripts/zoo_strict_check.py /tmp/zoo [--ftax build/ftax] [--profile h100]
+    python3 validation/scripts/zoo_strict_check.py /tmp/zoo [--ftax build/ftax] [--profile h100]
 """
 import argparse
 import glob

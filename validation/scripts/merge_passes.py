@@ -10,7 +10,7 @@ per file of "merged_from", null where that pass did not measure the point), so t
 between passes is visible next to the spread within one. Rows without a positive numeric
 latency_ms.median are not merged and are listed under "failures".
 
-    scripts/merge_passes.py OUT.json PASS1.json PASS2.json [...]
+    validation/scripts/merge_passes.py OUT.json PASS1.json PASS2.json [...]
 
 Rows are matched by (model, framework, precision, batch, seq); a point measured in only some
 passes keeps the passes it has.

@@ -2,9 +2,9 @@
 # Makes the shipped profile of each GPU (data/profiles/GPU.json) from a host run: its bench's
 # profile refined on the calibration models of data/zoo/split.json, with its accuracy on the
 # evaluation models (never fitted on) recorded in provenance.accuracy. No GPU needed.
-#   scripts/ship_profiles.sh [BUILD_DIR]
+#   validation/scripts/ship_profiles.sh [BUILD_DIR]
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 ftax=${1:-$root/build}/ftax
 cd "$root"
 split=data/zoo/split.json

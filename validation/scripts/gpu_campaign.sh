@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
 # The measurement campaign on a CUDA host, in one command (see validation/campaigns.md):
-#   scripts/gpu_campaign.sh STAGE... [-- options]
+#   validation/scripts/gpu_campaign.sh STAGE... [-- options]
 # Stages: smoke (binary runs, CUPTI works), bench (full `ftax bench`), quickbench,
 # eager (scripts/validate_eager.py over the validation models), ts (export TorchScript and
 # run `ftax validate` through the interpreter and CUDA graphs).
 # Results go to $OUT (or ./out): measurements.json, validation_eager.json, validation_ts.json.
 # Env: MODELS (comma list), PRECISIONS, BATCHES, BUDGET_S; ROUNDS and SEED (visit every point
 # ROUNDS times in shuffled order, pooling samples; default 4, as on host runs n and o); PASS
-# (suffix of the eager/ts result files, for repeated passes merged by scripts/merge_passes.py);
+# (suffix of the eager/ts result files, for repeated passes merged by validation/scripts/merge_passes.py);
 # TS_FRAMEWORKS (frameworks of the ts stage, default torchscript,cuda-graph); WORKER_TIMEOUT_S
 # (seconds one validate worker may run, default 300); EAGER_ARGS (extra options of validate_eager.py, e.g. --graphs);
 # SKIP_EXPORT=1 reuses the TorchScript files an earlier ts stage exported to /tmp/models;
 # BENCH_ARGS: more options of `ftax bench` (e.g. --dtypes fp16).
 set -uo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:-$root/out}
 mkdir -p "$out"
 cd "$root"
@@ -50,7 +50,7 @@ for stage in "$@"; do
       PYTHONUNBUFFERED=1 python3 scripts/validate_eager.py --out "$out/validation_eager${PASS:-}.json" \
         --models "$MODELS" --precisions "$PRECISIONS" --batches "$BATCHES" --budget-s "$BUDGET_S" \
         --rounds "$ROUNDS" --seed "$SEED" --models-dir /tmp/models ${EAGER_ARGS:-} 2>&1 | tee -a "$out/campaign.log" | tail -3
-      python3 scripts/keep_traces.py "$out/validation_eager${PASS:-}.json" --models-out "$out/models"
+      python3 validation/scripts/keep_traces.py "$out/validation_eager${PASS:-}.json" --models-out "$out/models"
       ;;
     ts)
       mkdir -p /tmp/models
@@ -68,7 +68,7 @@ for stage in "$@"; do
         -o "$out/validation_ts${PASS:-}.json" 2>>"$out/campaign.log" || log "validate failed with $?"
       python3 -c "import json,sys;d=json.load(open(sys.argv[1]));print('validation_ts rows',len(d['rows']),'failures',len(d['failures']))" \
         "$out/validation_ts${PASS:-}.json"
-      python3 scripts/keep_traces.py "$out/validation_ts${PASS:-}.json" --models-out "$out/models"
+      python3 validation/scripts/keep_traces.py "$out/validation_ts${PASS:-}.json" --models-out "$out/models"
       ;;
     *) log "unknown stage $stage" ;;
   esac
