@@ -206,7 +206,7 @@ def compiled_op_rows(torch, dev, fw, quick, timed):
 # 256-wide linear layer), whose forward runs the op once and always reads its input, so that
 # TorchScript keeps every op. The keys are what `ftax calibrate` stores per op
 # (frameworks.<fw>.op_us) and what the lowering maps a graph's op types to
-# (src/predictor/lowering_rules.cc, DispatchCostKey).
+# (DispatchCostKey; the cost_key of the rows in src/predictor/lowering_table.json).
 def op_layers(torch, dev, dt):
     F = torch.nn.functional
     nn = torch.nn

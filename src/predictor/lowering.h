@@ -2,11 +2,11 @@
 //
 // Each op becomes zero or more CPU dispatches (with a dispatch class) and zero or more GPU
 // kernels (with a kernel class, FLOPs, bytes and GEMM-like shape). The rules are one table
-// (lowering_rules.cc), keyed by (domain, op type): aten-domain ops from TorchScript files
-// and torch-flavored arch specs map one ATen call to one dispatch; ONNX ops are mapped to
-// what PyTorch would run for the module they came from (MatMul + bias Add is one GEMM with
-// a bias epilogue; shape arithmetic is Python integer math with no dispatch), with a note
-// that an ONNX export has been rewritten by its exporter.
+// (lowering_table.json, built in; lowering_rules.h), keyed by (domain, op type): aten-domain
+// ops from TorchScript files and torch-flavored arch specs map one ATen call to one dispatch;
+// ONNX ops are mapped to what PyTorch would run for the module they came from (MatMul + bias
+// Add is one GEMM with a bias epilogue; shape arithmetic is Python integer math with no
+// dispatch), with a note that an ONNX export has been rewritten by its exporter.
 //
 // The side kernels PyTorch launches around some ops (fused attention's memsets, half-precision
 // batch norm's statistics kernels, a convolution's bias add) are the host's kernel facts

@@ -1,361 +1,271 @@
 #include "predictor/lowering_rules.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
 #include <mutex>
-#include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace ftax {
+
+// The text of lowering_table.json, generated at build time (cmake/FtaxEmbedText.cmake).
+extern const char kEmbeddedLoweringTableJson[];
+
 namespace {
 
-using DC = DispatchClass;
-using KR = KernelRecipe;
+using json = nlohmann::json;
 
-struct Key {
-  const char* domain;
-  const char* type;
-};
+// The fields of a row: required ones first, in the order errors report them missing.
+const char* const kRequiredFields[] = {"domain", "op_type", "dispatch", "class", "recipe", "bias_foldable"};
+const char* const kOptionalFields[] = {"cost_key", "why"};
+const char* const kTopLevelFields[] = {"notes", "classes", "recipes", "rows"};
 
-struct Row {
-  Key key;
-  LoweringRule rule;
-};
+std::string Quoted(const std::string& s) { return json(s).dump(); }
 
-constexpr LoweringRule kView{true, DC::kView, KR::kNone, false};
-constexpr LoweringRule kFree{false, DC::kView, KR::kNone, false};  // no dispatch at all
-constexpr LoweringRule kLib(KR r) { return LoweringRule{true, DC::kLibrary, r, false}; }
-constexpr LoweringRule kKer(KR r) { return LoweringRule{true, DC::kKernel, r, false}; }
-
-// clang-format off
-const Row kRows[] = {
-  // ---- aten domain: one ATen call, one dispatch ----
-  {{"aten", "linear"}, kLib(KR::kLinear)},
-  {{"aten", "addmm"}, kLib(KR::kLinear)},
-  {{"aten", "matmul"}, kLib(KR::kMatMul)},
-  {{"aten", "bmm"}, kLib(KR::kMatMul)},
-  {{"aten", "baddbmm"}, kLib(KR::kMatMul)},
-  {{"aten", "mm"}, kLib(KR::kMatMul)},
-  {{"aten", "conv1d"}, kLib(KR::kConv)},
-  {{"aten", "conv2d"}, kLib(KR::kConv)},
-  {{"aten", "_convolution"}, kLib(KR::kConv)},
-  {{"aten", "convolution"}, kLib(KR::kConv)},
-  {{"aten", "scaled_dot_product_attention"}, kLib(KR::kAttention)},
-  {{"aten", "layer_norm"}, kKer(KR::kNorm)},
-  {{"aten", "batch_norm"}, kKer(KR::kNorm)},
-  {{"aten", "softmax"}, kKer(KR::kReduction)},
-  {{"aten", "log_softmax"}, kKer(KR::kReduction)},
-  {{"aten", "mean"}, kKer(KR::kReduction)},
-  {{"aten", "sum"}, kKer(KR::kReduction)},
-  {{"aten", "max_pool2d"}, kKer(KR::kReduction)},
-  {{"aten", "avg_pool2d"}, kKer(KR::kReduction)},
-  {{"aten", "adaptive_avg_pool2d"}, kKer(KR::kReduction)},
-  {{"aten", "gelu"}, kKer(KR::kElementwise)},
-  {{"aten", "relu"}, kKer(KR::kElementwise)},
-  {{"aten", "relu_"}, kKer(KR::kElementwise)},
-  {{"aten", "relu6"}, kKer(KR::kElementwise)},
-  {{"aten", "hardtanh"}, kKer(KR::kElementwise)},
-  {{"aten", "hardtanh_"}, kKer(KR::kElementwise)},
-  {{"aten", "silu"}, kKer(KR::kElementwise)},
-  {{"aten", "sigmoid"}, kKer(KR::kElementwise)},
-  {{"aten", "tanh"}, kKer(KR::kElementwise)},
-  {{"aten", "add"}, kKer(KR::kElementwise)},
-  {{"aten", "add_"}, kKer(KR::kElementwise)},
-  {{"aten", "sub"}, kKer(KR::kElementwise)},
-  {{"aten", "rsub"}, kKer(KR::kElementwise)},
-  {{"aten", "mul"}, kKer(KR::kElementwise)},
-  {{"aten", "div"}, kKer(KR::kElementwise)},
-  {{"aten", "pow"}, kKer(KR::kElementwise)},
-  {{"aten", "where"}, kKer(KR::kElementwise)},
-  {{"aten", "masked_fill"}, kKer(KR::kElementwise)},
-  {{"aten", "to"}, kKer(KR::kElementwise)},
-  {{"aten", "embedding"}, kKer(KR::kGather)},
-  {{"aten", "index_select"}, kKer(KR::kGather)},
-  {{"aten", "cat"}, kKer(KR::kCopy)},
-  {{"aten", "contiguous"}, kKer(KR::kCopy)},
-  {{"aten", "clone"}, kKer(KR::kCopy)},
-  {{"aten", "view"}, kView},
-  {{"aten", "reshape"}, kView},
-  {{"aten", "permute"}, kView},
-  {{"aten", "transpose"}, kView},
-  {{"aten", "t"}, kView},
-  {{"aten", "expand"}, kView},
-  {{"aten", "unsqueeze"}, kView},
-  {{"aten", "squeeze"}, kView},
-  {{"aten", "select"}, kView},
-  {{"aten", "slice"}, kView},
-  {{"aten", "flatten"}, kView},
-  {{"aten", "split"}, kView},
-  {{"aten", "chunk"}, kView},
-  {{"aten", "dropout"}, kView},
-  {{"aten", "detach"}, kView},
-  {{"aten", "size"}, kFree},
-  // Small ops of mask construction (transformers 5 builds the SDPA mask with these).
-  {{"aten", "__and__"}, kKer(KR::kElementwise)},
-  {{"aten", "bitwise_and"}, kKer(KR::kElementwise)},
-  {{"aten", "bitwise_or"}, kKer(KR::kElementwise)},
-  {{"aten", "bitwise_not"}, kKer(KR::kElementwise)},
-  {{"aten", "logical_and"}, kKer(KR::kElementwise)},
-  {{"aten", "ge"}, kKer(KR::kElementwise)},
-  {{"aten", "gt"}, kKer(KR::kElementwise)},
-  {{"aten", "le"}, kKer(KR::kElementwise)},
-  {{"aten", "lt"}, kKer(KR::kElementwise)},
-  {{"aten", "eq"}, kKer(KR::kElementwise)},
-  {{"aten", "ne"}, kKer(KR::kElementwise)},
-  {{"aten", "arange"}, kKer(KR::kElementwise)},
-  {{"aten", "ones"}, kKer(KR::kElementwise)},
-  {{"aten", "new_ones"}, kKer(KR::kElementwise)},
-  {{"aten", "zeros"}, kKer(KR::kElementwise)},
-  {{"aten", "new_zeros"}, kKer(KR::kElementwise)},
-  {{"aten", "full"}, kKer(KR::kElementwise)},
-  {{"aten", "fill_"}, kKer(KR::kElementwise)},
-  {{"aten", "masked_fill_"}, kKer(KR::kElementwise)},
-  {{"aten", "type_as"}, kKer(KR::kElementwise)},
-  {{"aten", "index"}, kKer(KR::kGather)},
-  {{"aten", "gather"}, kKer(KR::kGather)},
-  {{"aten", "expand_as"}, kView},
-  {{"aten", "view_as"}, kView},
-  {{"aten", "alias"}, kView},
-  {{"aten", "numpy_T"}, kView},
-  {{"aten", "mul_"}, kKer(KR::kElementwise)},
-  {{"aten", "div_"}, kKer(KR::kElementwise)},
-  {{"aten", "sub_"}, kKer(KR::kElementwise)},
-  {{"aten", "tanh_"}, kKer(KR::kElementwise)},
-  {{"aten", "gelu_"}, kKer(KR::kElementwise)},
-  {{"aten", "exp"}, kKer(KR::kElementwise)},
-  {{"aten", "sqrt"}, kKer(KR::kElementwise)},
-  {{"aten", "rsqrt"}, kKer(KR::kElementwise)},
-  {{"aten", "neg"}, kKer(KR::kElementwise)},
-  {{"aten", "hardswish"}, kKer(KR::kElementwise)},
-  {{"aten", "hardsigmoid"}, kKer(KR::kElementwise)},
-  {{"aten", "clamp"}, kKer(KR::kElementwise)},
-  {{"aten", "clamp_min"}, kKer(KR::kElementwise)},
-  {{"aten", "stack"}, kKer(KR::kCopy)},
-  {{"aten", "flip"}, kKer(KR::kCopy)},
-  {{"aten", "roll"}, kKer(KR::kCopy)},
-  {{"aten", "pad"}, kKer(KR::kCopy)},
-  {{"aten", "constant_pad_nd"}, kKer(KR::kCopy)},
-  {{"aten", "upsample_nearest2d"}, kKer(KR::kCopy)},
-  {{"aten", "adaptive_max_pool2d"}, kKer(KR::kReduction)},
-  {{"aten", "amax"}, kKer(KR::kReduction)},
-  {{"aten", "max"}, kKer(KR::kReduction)},
-  {{"aten", "var_mean"}, kKer(KR::kReduction)},
-  {{"aten", "_weight_norm"}, kKer(KR::kReduction)},
-  {{"aten", "group_norm"}, kKer(KR::kNorm)},
-  {{"aten", "native_layer_norm"}, kKer(KR::kNorm)},
-  // ---- ONNX domain ----
-  {{"", "MatMul"}, kLib(KR::kMatMul)},
-  {{"", "Gemm"}, kLib(KR::kGemmOnnx)},
-  {{"", "Conv"}, kLib(KR::kConv)},
-  {{"", "Attention"}, kLib(KR::kAttention)},
-  {{"", "Softmax"}, kKer(KR::kReduction)},
-  {{"", "LogSoftmax"}, kKer(KR::kReduction)},
-  {{"", "LayerNormalization"}, kKer(KR::kNorm)},
-  {{"", "BatchNormalization"}, kKer(KR::kNorm)},
-  {{"", "InstanceNormalization"}, kKer(KR::kNorm)},
-  {{"", "ReduceMean"}, kKer(KR::kReduction)},
-  {{"", "ReduceSum"}, kKer(KR::kReduction)},
-  {{"", "ReduceMax"}, kKer(KR::kReduction)},
-  {{"", "GlobalAveragePool"}, kKer(KR::kReduction)},
-  {{"", "GlobalMaxPool"}, kKer(KR::kReduction)},
-  {{"", "MaxPool"}, kKer(KR::kReduction)},
-  {{"", "AveragePool"}, kKer(KR::kReduction)},
-  {{"", "Add"}, LoweringRule{true, DC::kKernel, KR::kElementwise, true}},
-  {{"", "Sub"}, kKer(KR::kElementwise)},
-  {{"", "Mul"}, kKer(KR::kElementwise)},
-  {{"", "Div"}, kKer(KR::kElementwise)},
-  {{"", "Pow"}, kKer(KR::kElementwise)},
-  {{"", "Sqrt"}, kKer(KR::kElementwise)},
-  {{"", "Erf"}, kKer(KR::kElementwise)},
-  {{"", "Gelu"}, kKer(KR::kElementwise)},
-  {{"", "Relu"}, kKer(KR::kElementwise)},
-  {{"", "Sigmoid"}, kKer(KR::kElementwise)},
-  {{"", "HardSigmoid"}, kKer(KR::kElementwise)},
-  {{"", "HardSwish"}, kKer(KR::kElementwise)},
-  {{"", "Tanh"}, kKer(KR::kElementwise)},
-  {{"", "Clip"}, kKer(KR::kElementwise)},
-  {{"", "Where"}, kKer(KR::kElementwise)},
-  {{"", "Cast"}, kKer(KR::kElementwise)},
-  {{"", "Neg"}, kKer(KR::kElementwise)},
-  {{"", "Exp"}, kKer(KR::kElementwise)},
-  {{"", "Gather"}, kKer(KR::kGather)},
-  {{"", "Concat"}, kKer(KR::kCopy)},
-  {{"", "Reshape"}, kView},
-  {{"", "Flatten"}, kView},
-  {{"", "Transpose"}, kView},
-  {{"", "Squeeze"}, kView},
-  {{"", "Unsqueeze"}, kView},
-  {{"", "Slice"}, kView},
-  {{"", "Split"}, kView},
-  {{"", "Expand"}, kView},
-  {{"", "Dropout"}, kView},
-  {{"", "Identity"}, kFree},
-  {{"", "Shape"}, kFree},
-  {{"", "Constant"}, kFree},
-  {{"", "ConstantOfShape"}, kFree},
-  {{"", "Range"}, kFree},
-};
-// clang-format on
-
-// Op types that share one rule, beyond the rows above (a row above wins). Each is what the op
-// runs in PyTorch: one ATen call, one kernel of the named recipe (aten); for ONNX ops, the
-// kernel PyTorch runs for the module the exporter wrote them from.
-struct Group {
-  const char* domain;
-  LoweringRule rule;
-  std::vector<const char*> types;
-};
-
-const std::vector<Group>& Groups() {
-  static const auto* groups = new std::vector<Group>{
-      {"aten", kView,
-       {"unflatten", "narrow", "as_strided", "unbind", "split_with_sizes", "_reshape_alias",
-        "_unsafe_view", "lift_fresh", "identity", "feature_dropout", "alpha_dropout",
-        "movedim", "swapaxes", "unfold", "diagonal", "view_as_real", "view_as_complex",
-        "empty", "empty_like", "new_empty", "lift_fresh_copy"}},
-      {"aten", kFree, {"numel", "dim", "item", "is_floating_point"}},
-      {"aten", kLib(KR::kNativeMha), {"_native_multi_head_attention"}},
-      {"aten", kLib(KR::kAttention),
-       {"_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",
-        "_scaled_dot_product_cudnn_attention"}},
-      {"aten", kLib(KR::kConv),
-       {"conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"}},
-      {"aten", kLib(KR::kCounted), {"einsum", "addbmm"}},
-      {"aten", kKer(KR::kNorm),
-       {"native_group_norm", "instance_norm", "rms_norm", "native_batch_norm",
-        "_native_batch_norm_legit_no_training"}},
-      {"aten", kKer(KR::kReduction),
-       {"_softmax", "_log_softmax", "amin", "min", "prod", "norm", "linalg_vector_norm", "var", "std", "argmax",
-        "argmin", "topk", "max_pool1d", "max_pool3d", "avg_pool1d", "avg_pool3d",
-        "adaptive_avg_pool1d", "adaptive_avg_pool3d", "cumsum", "cumprod", "logsumexp",
-        "any", "all"}},
-      {"aten", kKer(KR::kElementwise),
-       {"abs", "clamp_max", "leaky_relu", "logical_not", "logical_or", "logical_xor",
-        "maximum", "minimum", "floor", "ceil", "round", "sign", "reciprocal", "__or__",
-        "__xor__", "bitwise_xor", "diff", "floor_divide", "remainder", "fmod", "true_divide",
-        "square", "trunc", "frac", "isnan", "isinf", "isfinite", "nan_to_num", "threshold",
-        "copysign", "lerp", "log1p", "expm1", "log2", "log10", "sinh", "cosh", "asin", "acos",
-        "atan", "atan2", "erfinv", "logit", "hypot", "xlogy", "log", "erf", "sin", "cos",
-        "softplus", "elu", "selu", "celu", "mish", "rand", "randn", "rand_like", "randn_like",
-        "scalar_tensor", "zeros_like", "ones_like", "full_like", "new_full", "zero_",
-        "masked_scatter", "addcmul", "addcdiv", "softsign", "tril", "triu", "prelu", "glu",
-        "__lshift__", "__rshift__"}},
-      {"aten", kKer(KR::kCopy),
-       {"_to_copy", "copy_", "repeat", "masked_select", "scatter", "scatter_add",
-        "index_put", "index_put_", "upsample_bilinear2d", "upsample_bicubic2d", "interpolate",
-        "reflection_pad2d", "replication_pad2d", "pixel_shuffle", "pixel_unshuffle",
-        "channel_shuffle", "repeat_interleave", "expand_copy", "permute_copy",
-        "tensor"}},  // torch.tensor(values, device=cuda): a host-to-device copy
-      {"", kKer(KR::kElementwise),
-       {"Abs", "Ceil", "Floor", "Round", "Sign", "Reciprocal", "Log", "Sin", "Cos", "Tan",
-        "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Softplus",
-        "Softsign", "Elu", "Selu", "Celu", "LeakyRelu", "PRelu", "ThresholdedRelu", "Shrink",
-        "Swish", "Mish", "Mod", "Min", "Max", "Sum", "Mean", "Not", "And", "Or", "Xor",
-        "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "IsNaN", "IsInf",
-        "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot", "CastLike",
-        "Trilu", "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "BiasAdd",
-        "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Bernoulli",
-        "EyeLike", "HannWindow", "HammingWindow", "BlackmanWindow", "Det", "Multinomial"}},
-      {"", kKer(KR::kReduction),
-       {"ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
-        "ReduceSumSquare", "ArgMax", "ArgMin", "TopK", "Hardmax", "LpPool", "GlobalLpPool",
-        "CumSum", "LRN", "SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss"}},
-      {"", kKer(KR::kNorm),
-       {"GroupNormalization", "LpNormalization", "MeanVarianceNormalization"}},
-      {"", kKer(KR::kCopy),
-       {"Pad", "Tile", "Resize", "Upsample", "ScatterND", "ScatterElements", "Scatter",
-        "DepthToSpace", "SpaceToDepth", "ReverseSequence", "Compress", "NonZero", "Unique",
-        "OneHot", "MaxUnpool", "GridSample", "RoiAlign", "SplitToSequence",
-        "ConcatFromSequence"}},
-      {"", kKer(KR::kGather), {"GatherElements", "GatherND"}},
-      {"", kLib(KR::kConv), {"ConvTranspose", "ConvInteger", "QLinearConv"}},
-      {"", kLib(KR::kMatMul), {"MatMulInteger", "QLinearMatMul"}},
-      {"", kLib(KR::kCounted), {"Einsum", "LSTM", "GRU", "RNN"}},
-      {"", kView, {"Size", "Optional", "OptionalHasElement", "OptionalGetElement",
-                   "SequenceEmpty", "SequenceLength", "SequenceAt", "SequenceConstruct",
-                   "SequenceInsert", "SequenceErase", "SequenceMap", "StringNormalizer",
-                   "TfIdfVectorizer"}},
-      {"", kFree, {"If", "Loop", "Scan"}},
-  };
-  return *groups;
+template <typename Names>
+std::string List(const Names& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + std::string(n);
+  return out;
 }
 
-// op type -> rules for the ONNX domain ([0]) and the aten domain ([1]); a null entry means
-// no rule. Keyed by op type alone so a lookup allocates nothing.
-using Entry = std::pair<const LoweringRule*, const LoweringRule*>;
+std::vector<std::string> DispatchClassNames() {
+  std::vector<std::string> names;
+  for (int c = 0; c < kNumDispatchClasses; ++c) names.push_back(DispatchClassName(DispatchClass(c)));
+  return names;
+}
 
-const std::unordered_map<std::string, Entry>& Table() {
-  static const auto* table = [] {
-    auto* t = new std::unordered_map<std::string, Entry>();
-    for (const Row& r : kRows) {
-      Entry& e = (*t)[r.key.type];
-      (std::string(r.key.domain) == "aten" ? e.second : e.first) = &r.rule;
+std::vector<std::string> RecipeNames() {
+  std::vector<std::string> names;
+  for (KernelRecipe r : AllKernelRecipes()) names.push_back(KernelRecipeName(r));
+  return names;
+}
+
+// A legend ("classes", "recipes"): an object whose keys are exactly `known`, each with a
+// description.
+Status CheckLegend(const json& doc, const char* field, const std::vector<std::string>& known) {
+  auto it = doc.find(field);
+  if (it == doc.end()) return Status::Ok();
+  const std::string where = std::string("\"") + field + "\"";
+  if (!it->is_object()) return InvalidInput(where + " is not an object of name: description");
+  for (const auto& [name, text] : it->items()) {
+    if (std::find(known.begin(), known.end(), name) == known.end())
+      return InvalidInput(where + " describes " + Quoted(name) + ", which is none of " + List(known));
+    if (!text.is_string()) return InvalidInput(where + "." + name + " is not a string");
+  }
+  for (const std::string& name : known)
+    if (!it->contains(name)) return InvalidInput(where + " does not describe " + Quoted(name));
+  return Status::Ok();
+}
+
+// What a row is called in errors: its index, and its op where it has one.
+std::string RowName(size_t i, const json& row) {
+  std::string name = "rows[" + std::to_string(i) + "]";
+  if (!row.is_object()) return name;
+  auto d = row.find("domain");
+  auto t = row.find("op_type");
+  if (t == row.end() || !t->is_string() || t->get<std::string>().empty()) return name;
+  const std::string type = t->get<std::string>();
+  if (d != row.end() && d->is_string() && d->get<std::string>() == "aten") return name + " (aten::" + type + ")";
+  if (d != row.end() && d->is_string() && d->get<std::string>().empty()) return name + " (ONNX " + type + ")";
+  return name + " (" + type + ")";
+}
+
+Expected<LoweringTableRow> ParseRow(const json& row) {
+  if (!row.is_object()) return InvalidInput("is not an object");
+  for (const char* f : kRequiredFields)
+    if (!row.contains(f)) return InvalidInput(std::string("has no \"") + f + "\"");
+  for (const auto& [name, value] : row.items()) {
+    const auto is = [&name = name](const char* f) { return name == f; };
+    if (std::none_of(std::begin(kRequiredFields), std::end(kRequiredFields), is) &&
+        std::none_of(std::begin(kOptionalFields), std::end(kOptionalFields), is))
+      return InvalidInput("unknown field " + Quoted(name) + "; a row has " + List(kRequiredFields) + " and optionally " +
+                          List(kOptionalFields));
+  }
+  for (const char* f : {"domain", "op_type", "class", "recipe", "cost_key", "why"})
+    if (row.contains(f) && !row[f].is_string()) return InvalidInput(std::string("\"") + f + "\" is not a string");
+  for (const char* f : {"dispatch", "bias_foldable"})
+    if (!row[f].is_boolean()) return InvalidInput(std::string("\"") + f + "\" is not true or false");
+
+  LoweringTableRow r;
+  r.domain = row["domain"].get<std::string>();
+  if (r.domain != "aten" && !r.domain.empty())
+    return InvalidInput("domain " + Quoted(r.domain) + " is neither \"aten\" nor \"\" (the ONNX default domain)");
+  r.op_type = row["op_type"].get<std::string>();
+  if (r.op_type.empty()) return InvalidInput("\"op_type\" is empty");
+  r.rule.dispatch = row["dispatch"].get<bool>();
+  const std::string cls = row["class"].get<std::string>();
+  auto dc = ParseDispatchClass(cls);
+  if (!dc) return InvalidInput("unknown class " + Quoted(cls) + "; known: " + List(DispatchClassNames()));
+  r.rule.dispatch_class = *dc;
+  const std::string recipe = row["recipe"].get<std::string>();
+  auto kr = ParseKernelRecipe(recipe);
+  if (!kr) return InvalidInput("unknown recipe " + Quoted(recipe) + "; known: " + List(RecipeNames()));
+  r.rule.recipe = *kr;
+  r.rule.bias_foldable = row["bias_foldable"].get<bool>();
+  if (row.contains("cost_key")) {
+    r.cost_key = row["cost_key"].get<std::string>();
+    if (r.cost_key.empty()) return InvalidInput("\"cost_key\" is empty (leave it out for the default key)");
+  }
+  if (row.contains("why") && row["why"].get<std::string>().empty()) return InvalidInput("\"why\" is empty");
+  return r;
+}
+
+// The parsed embedded table, looked up by op type alone so that a lookup allocates nothing:
+// op type -> rows for the ONNX domain (first) and the aten domain (second); null where the
+// domain has no row.
+struct Table {
+  std::vector<LoweringTableRow> rows;  // never resized once built: the map points into it
+  using Entry = std::pair<const LoweringTableRow*, const LoweringTableRow*>;
+  std::unordered_map<std::string, Entry> by_type;
+
+  const LoweringTableRow* Find(bool aten, const std::string& op_type) const {
+    auto it = by_type.find(op_type);
+    if (it == by_type.end()) return nullptr;
+    return aten ? it->second.second : it->second.first;
+  }
+};
+
+const Table& GetTable() {
+  static const Table* table = [] {
+    Expected<std::vector<LoweringTableRow>> rows = ParseLoweringTable(EmbeddedLoweringTable());
+    if (!rows.ok()) {
+      // Only a broken build gets here: tests/predictor/lowering_table_test.cc parses the same
+      // text and fails naming the row.
+      std::fprintf(stderr, "ftax: a broken build, its built-in %s (src/predictor/lowering_table.json)\n",
+                   rows.status().message().c_str());
+      std::abort();
     }
-    for (const Group& g : Groups())
-      for (const char* type : g.types) {
-        Entry& e = (*t)[type];
-        const LoweringRule*& slot = std::string(g.domain) == "aten" ? e.second : e.first;
-        if (!slot) slot = &g.rule;
-      }
+    auto* t = new Table{std::move(rows.value()), {}};
+    for (const LoweringTableRow& r : t->rows) {
+      Table::Entry& e = t->by_type[r.op_type];
+      (r.domain == "aten" ? e.second : e.first) = &r;
+    }
     return t;
   }();
   return *table;
 }
 
+// "hardswish_" is the in-place form of "hardswish"; "__and__" is no in-place form.
+bool IsInPlaceForm(const std::string& op_type) {
+  return op_type.size() > 1 && op_type.back() == '_' && op_type[op_type.size() - 2] != '_';
+}
+
 }  // namespace
+
+const char* KernelRecipeName(KernelRecipe r) {
+  switch (r) {
+    case KernelRecipe::kNone: return "none";
+    case KernelRecipe::kLinear: return "linear";
+    case KernelRecipe::kMatMul: return "matmul";
+    case KernelRecipe::kGemmOnnx: return "gemm_onnx";
+    case KernelRecipe::kConv: return "conv";
+    case KernelRecipe::kAttention: return "attention";
+    case KernelRecipe::kReduction: return "reduction";
+    case KernelRecipe::kNorm: return "norm";
+    case KernelRecipe::kElementwise: return "elementwise";
+    case KernelRecipe::kCopy: return "copy";
+    case KernelRecipe::kGather: return "gather";
+    case KernelRecipe::kNativeMha: return "native_mha";
+    case KernelRecipe::kCounted: return "counted";
+  }
+  return "?";
+}
+
+std::vector<KernelRecipe> AllKernelRecipes() {
+  return {KernelRecipe::kNone,        KernelRecipe::kLinear,    KernelRecipe::kMatMul,
+          KernelRecipe::kGemmOnnx,    KernelRecipe::kConv,      KernelRecipe::kAttention,
+          KernelRecipe::kReduction,   KernelRecipe::kNorm,      KernelRecipe::kElementwise,
+          KernelRecipe::kCopy,        KernelRecipe::kGather,    KernelRecipe::kNativeMha,
+          KernelRecipe::kCounted};
+}
+
+std::optional<KernelRecipe> ParseKernelRecipe(const std::string& name) {
+  for (KernelRecipe r : AllKernelRecipes())
+    if (name == KernelRecipeName(r)) return r;
+  return std::nullopt;
+}
+
+Expected<std::vector<LoweringTableRow>> ParseLoweringTable(std::string_view json_text) {
+  const auto error = [](const std::string& m) { return InvalidInput("lowering table: " + m); };
+  json doc;
+  try {
+    doc = json::parse(json_text.begin(), json_text.end());
+  } catch (const json::parse_error& e) {
+    return error(std::string("not valid JSON: ") + e.what());  // says the line and column
+  }
+  if (!doc.is_object()) return error("not a JSON object");
+  for (const auto& [name, value] : doc.items())
+    if (std::find(std::begin(kTopLevelFields), std::end(kTopLevelFields), name) == std::end(kTopLevelFields))
+      return error("unknown top-level field " + Quoted(name) + "; the table has " + List(kTopLevelFields));
+  if (doc.contains("notes")) {
+    const json& notes = doc["notes"];
+    if (!notes.is_array() || !std::all_of(notes.begin(), notes.end(), [](const json& n) { return n.is_string(); }))
+      return error("\"notes\" is not a list of strings");
+  }
+  if (Status s = CheckLegend(doc, "classes", DispatchClassNames()); !s.ok()) return error(s.message());
+  if (Status s = CheckLegend(doc, "recipes", RecipeNames()); !s.ok()) return error(s.message());
+  if (!doc.contains("rows")) return error("no \"rows\"");
+  const json& rows = doc["rows"];
+  if (!rows.is_array()) return error("\"rows\" is not a list");
+
+  std::vector<LoweringTableRow> out;
+  out.reserve(rows.size());
+  std::map<std::pair<std::string, std::string>, size_t> first_row;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    Expected<LoweringTableRow> r = ParseRow(rows[i]);
+    if (!r.ok()) return error(RowName(i, rows[i]) + ": " + r.status().message());
+    auto [at, fresh] = first_row.emplace(std::make_pair(r->domain, r->op_type), i);
+    if (!fresh)
+      return error(RowName(i, rows[i]) + ": a second row for this op (the first is rows[" +
+                   std::to_string(at->second) + "])");
+    out.push_back(std::move(r.value()));
+  }
+  return out;
+}
+
+std::string_view EmbeddedLoweringTable() { return kEmbeddedLoweringTableJson; }
 
 const LoweringRule* FindLoweringRule(const std::string& domain, const std::string& op_type) {
   const std::string_view d(domain);
   const bool aten = d == "aten";
   if (!aten && !d.empty() && d != "ai.onnx") return nullptr;
-  auto it = Table().find(op_type);
-  const LoweringRule* r = nullptr;
-  if (it != Table().end()) r = aten ? it->second.second : it->second.first;
-  if (!r && aten && op_type.size() > 1 && op_type.back() == '_' && op_type[op_type.size() - 2] != '_') {
-    // In-place form ("hardswish_") of an out-of-place row; "__and__" is not one.
-    auto base = Table().find(op_type.substr(0, op_type.size() - 1));
-    if (base != Table().end()) r = base->second.second;
-  }
-  return r;
+  const Table& table = GetTable();
+  const LoweringTableRow* r = table.Find(aten, op_type);
+  if (!r && aten && IsInPlaceForm(op_type)) r = table.Find(true, op_type.substr(0, op_type.size() - 1));
+  return r ? &r->rule : nullptr;
 }
 
 const std::string& DispatchCostKey(const std::string& domain, const std::string& op_type) {
   static const std::string kNone;
-  // aten op types (and ONNX op types, as the PyTorch call an exporter wrote them from) whose
-  // key is not their own name. An aten op type not listed is its own key, its in-place form
-  // ("relu_") its out-of-place one's.
-  static const auto* aliases = new std::unordered_map<std::string, std::string>{
-      {"_convolution", "conv"}, {"convolution", "conv"}, {"conv1d", "conv"}, {"conv2d", "conv"},
-      {"conv3d", "conv"}, {"addmm", "linear"}, {"bmm", "matmul"}, {"mm", "matmul"},
-      {"baddbmm", "matmul"}, {"native_layer_norm", "layer_norm"},
-      {"_scaled_dot_product_flash_attention", "scaled_dot_product_attention"},
-      {"_scaled_dot_product_efficient_attention", "scaled_dot_product_attention"},
-      {"_scaled_dot_product_cudnn_attention", "scaled_dot_product_attention"},
-      {"_native_multi_head_attention", "multi_head_attention"},
-      {"_softmax", "softmax"}, {"_to_copy", "to"}, {"type_as", "to"}};
-  static const auto* onnx = new std::unordered_map<std::string, std::string>{
-      {"Conv", "conv"}, {"Gemm", "linear"}, {"MatMul", "matmul"},
-      {"LayerNormalization", "layer_norm"}, {"BatchNormalization", "batch_norm"},
-      {"Softmax", "softmax"}, {"Relu", "relu"}, {"Sigmoid", "sigmoid"}, {"Tanh", "tanh"},
-      {"HardSwish", "hardswish"}, {"Gelu", "gelu"}, {"Add", "add"}, {"Mul", "mul"}, {"Div", "div"},
-      {"Cast", "to"}, {"MaxPool", "max_pool2d"}, {"GlobalAveragePool", "adaptive_avg_pool2d"},
-      {"ReduceMean", "mean"}, {"Concat", "cat"}, {"Reshape", "reshape"}, {"Transpose", "permute"},
-      {"Flatten", "flatten"}, {"Slice", "slice"}, {"Expand", "expand"}, {"Dropout", "dropout"},
-      {"Attention", "scaled_dot_product_attention"}};
   // Interned keys, so that a work list's dispatches point at them.
   static auto* interned = new std::unordered_map<std::string, std::string>();
   static std::mutex mu;
   const std::string_view d(domain);
+  const Table& table = GetTable();
   std::string key;
   if (d == "aten") {
+    // The row's cost_key; for an in-place form ("relu_"), its own row's, else its out-of-place
+    // form's row's; else the op's own name (the out-of-place one's for an in-place form).
+    const bool in_place = IsInPlaceForm(op_type);
     std::string base = op_type;
-    if (base.size() > 1 && base.back() == '_' && base[base.size() - 2] != '_') base.pop_back();
-    auto a = aliases->find(base);
-    key = a != aliases->end() ? a->second : base;
+    if (in_place) base.pop_back();
+    const LoweringTableRow* own = table.Find(true, op_type);
+    const LoweringTableRow* of_base = in_place ? table.Find(true, base) : nullptr;
+    if (own && !own->cost_key.empty())
+      key = own->cost_key;
+    else if (of_base && !of_base->cost_key.empty())
+      key = of_base->cost_key;
+    else
+      key = base;
   } else if (d.empty() || d == "ai.onnx") {
-    auto o = onnx->find(op_type);
-    if (o == onnx->end()) return kNone;
-    key = o->second;
+    const LoweringTableRow* r = table.Find(false, op_type);
+    if (!r || r->cost_key.empty()) return kNone;
+    key = r->cost_key;
   } else {
     return kNone;
   }
@@ -365,10 +275,7 @@ const std::string& DispatchCostKey(const std::string& domain, const std::string&
 
 std::vector<std::pair<std::string, std::string>> LoweringTableKeys() {
   std::vector<std::pair<std::string, std::string>> keys;
-  for (const auto& [type, e] : Table()) {
-    if (e.first) keys.emplace_back("", type);
-    if (e.second) keys.emplace_back("aten", type);
-  }
+  for (const LoweringTableRow& r : GetTable().rows) keys.emplace_back(r.domain, r.op_type);
   std::sort(keys.begin(), keys.end());
   return keys;
 }
