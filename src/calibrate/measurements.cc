@@ -190,6 +190,9 @@ Status ReadDispatchRow(const json& row, const std::string& where, DispatchMeasur
     if (IsCudaGraph(d->framework))
       return InvalidInput(where + ".op: a replayed graph has no per-op dispatch");
     if (row.contains("chain")) return InvalidInput(where + ": a row has either \"op\" or \"chain\", not both");
+    if (row.contains("geometry") && !row.at("geometry").is_null() &&
+        !(s = ReadString(row, "geometry", where, &d->geometry)).ok())
+      return s;
   }
   if (!(s = ReadNumber(row, "kernels_per_call", where, false, 0, false, &d->kernels_per_call, 1e9)).ok())
     return s;

@@ -70,6 +70,9 @@ struct DispatchMeasurement {
   // the host time until the chain returned, before it was synchronized (the CPU's own cost).
   // An empty op is a chain of the class's generic op.
   std::string op;
+  // Which of an op's chains this is, where the bench runs several ("256c14", "1x1", "dw" for
+  // convolutions of other shapes; empty: the op's first chain).
+  std::string geometry;
   std::optional<Spread> issue_us;
   double kernels_per_call = -1;  // GPU kernels one call launched (< 0: unknown)
   // TorchScript per-op chains: whether the TensorExpr fuser was on (as traced models run);

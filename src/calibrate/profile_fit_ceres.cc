@@ -500,34 +500,61 @@ std::map<std::string, Param> FitOpCosts(const std::vector<const DispatchMeasurem
   bool synced = false;
   for (const auto& [op, rs] : by_op) {
     std::set<int> lengths;
-    std::vector<LinearRow> lin;
-    for (const auto* d : rs) {
-      const Spread& t = d->issue_us ? *d->issue_us : d->call_us;
-      synced = synced || !d->issue_us;
-      lengths.insert(d->n_ops);
-      lin.push_back(LinearRow{{1.0, double(d->n_ops)}, t.median, std::max(1.0, t.median)});
-    }
+    for (const auto* d : rs) lengths.insert(d->n_ops);
     if (lengths.size() < 2) {
       short_ops.push_back(op);
       continue;
     }
-    // Kernels per call of the op: from the longest chain with GPU records.
-    const DispatchMeasurement* longest = nullptr;
-    for (const auto* d : rs)
-      if (d->kernels_per_call >= 0 && (!longest || d->n_ops > longest->n_ops)) longest = d;
-    const double per_op = longest ? longest->kernels_per_call / longest->n_ops : -1;
-    if (longest && rs.front()->cls != DispatchClass::kView && per_op < 0.5) {
-      notes->push_back("op_us." + op + ": left out: its chain launched " + std::to_string(per_op).substr(0, 4) +
+    // Kernels per call of the op, per geometry: from its longest chain with GPU records.
+    std::map<std::string, const DispatchMeasurement*> longest;
+    for (const auto* d : rs) {
+      const DispatchMeasurement*& l = longest[d->geometry];
+      if (d->kernels_per_call >= 0 && (!l || d->n_ops > l->n_ops)) l = d;
+    }
+    std::map<std::string, double> per_op;
+    for (const auto& [g, l] : longest)
+      if (l) per_op[g] = l->kernels_per_call / l->n_ops;
+    double fewest = -1;
+    for (const auto& [g, k] : per_op) fewest = fewest < 0 ? k : std::min(fewest, k);
+    if (fewest >= 0 && rs.front()->cls != DispatchClass::kView && fewest < 0.5) {
+      notes->push_back("op_us." + op + ": left out: its chain launched " + std::to_string(fewest).substr(0, 4) +
                        " kernels per op (the framework optimized it away)");
       continue;
     }
-    LinearFit lf = FitLinearNonNegative(lin, 2, options, /*robust=*/false);
+    // Chains of several geometries that launch different numbers of kernels per op (cuDNN's
+    // 3x3 convolutions over NCHW add layout transposes, 1x1 and depthwise ones do not): the
+    // cost is fitted for the fewest launches, each further launch a cost of its own (a third
+    // column), as the pipeline prices a model's op (op_us covers op_kernels launches, each
+    // further one costs a launch).
+    bool extra_column = false;
+    for (const auto& [g, k] : per_op) extra_column = extra_column || k > fewest + 0.25;
+    std::vector<LinearRow> lin;
+    for (const auto* d : rs) {
+      const Spread& t = d->issue_us ? *d->issue_us : d->call_us;
+      synced = synced || !d->issue_us;
+      LinearRow r{{1.0, double(d->n_ops)}, t.median, std::max(1.0, t.median)};
+      if (extra_column) {
+        auto k = per_op.find(d->geometry);
+        r.x.push_back(k == per_op.end() ? 0.0 : (k->second - fewest) * d->n_ops);
+      }
+      lin.push_back(r);
+    }
+    LinearFit lf = FitLinearNonNegative(lin, extra_column ? 3 : 2, options, /*robust=*/false);
     if (!lf.ok) {
       notes->push_back("op_us." + op + ": solver failed: " + lf.report);
       continue;
     }
     out[op] = Param::Of(lf.beta[1], lf.std_error[1]);
-    if (longest) (*kernels)[op] = std::round(per_op * 100) / 100;
+    if (fewest >= 0) (*kernels)[op] = std::round(fewest * 100) / 100;
+    if (extra_column)
+      notes->push_back("op_us." + op + ": " + std::to_string(longest.size()) + " geometries launching " +
+                       Fmt("%.2g to %.2g kernels per op; each launch beyond the fewest cost %.1f us", fewest,
+                           [&] {
+                             double m = fewest;
+                             for (const auto& [g, k] : per_op) m = std::max(m, k);
+                             return m;
+                           }(),
+                           lf.beta[2]));
   }
   // A chain of two ops ("batch_norm+relu": a batch norm before an in-place ReLU, which
   // TorchScript's fuser leaves alone) gives its first op's cost where that op's own chain gave

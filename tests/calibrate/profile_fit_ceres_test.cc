@@ -663,6 +663,42 @@ TEST(ProfileFitTest, ChainsOfTwoOpsAndTorchScriptChains) {
   EXPECT_FALSE(MeasurementsFromJson(bad).ok());
 }
 
+// Convolution chains of several geometries (bench_eager.py's "conv:GEOMETRY" rows): a 3x3
+// convolution over NCHW launches four kernels per op, a 1x1 or depthwise one launches one. The
+// cost is fitted for one launch, and each further launch costs its own: by hand, 18 us per
+// op plus 3.5 us per extra launch gives slopes of 28.5, 18 and 18 us.
+TEST(ProfileFitTest, GeometriesLaunchingMoreKernelsPayPerLaunch) {
+  json j = testing::MakeSyntheticMeasurements(H200LikeSpec());
+  struct G { const char* geometry; double kernels, slope; };
+  for (const G& g : {G{"", 4, 28.5}, G{"1x1", 1, 18.0}, G{"dw", 1, 18.0}})
+    for (int n : {1, 8, 32, 64}) {
+      json r = {{"framework", "pytorch-eager"}, {"mode", "inference"}, {"class", "library"}, {"op", "conv"},
+                {"n_ops", n}, {"modules", 0}, {"issue_us", {{"median", 9 + g.slope * n}}},
+                {"call_us", {{"median", 20 + g.slope * n}}}};
+      if (*g.geometry) r["geometry"] = g.geometry;
+      if (n == 64) r["kernels_per_call"] = g.kernels * n;
+      j["dispatch"].push_back(r);
+    }
+  Expected<Measurements> m = MeasurementsFromJson(j);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->dispatch.back().geometry, "dw");
+  Expected<Calibration> c = Calibrate(m.value(), TestOptions());
+  ASSERT_TRUE(c.ok());
+  const FrameworkFit* f = FindFramework(c.value(), Framework::kPytorchEager);
+  ASSERT_NE(f, nullptr);
+  EXPECT_NEAR(f->params.op_us.at("conv").value, 18.0, 1e-6);
+  EXPECT_DOUBLE_EQ(f->params.op_kernels.at("conv"), 1.0);
+  std::string notes;
+  for (const std::string& n : f->notes) notes += n + "\n";
+  EXPECT_NE(notes.find("op_us.conv: 3 geometries launching 1 to 4 kernels per op; each launch beyond the fewest cost 3.5 us"),
+            std::string::npos) << notes;
+  // A geometry that is not a string is refused, naming the row.
+  j["dispatch"].back()["geometry"] = 7;
+  Expected<Measurements> bad = MeasurementsFromJson(j);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find(".geometry"), std::string::npos) << bad.status().message();
+}
+
 // torch.compile's default mode: its compiled chains of library ops (each convolution with the
 // Triton copy of its weight Inductor adds) price a compiled model's library calls by op type,
 // beside the class costs its class chains give; reduce-overhead replays keep no per-op cost.

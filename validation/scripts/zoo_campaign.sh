@@ -22,9 +22,10 @@
 # Python eager process; EAGER_GRAPHS (1): 0 measures Python eager alone, without CUDA graphs
 # captured from the eager module; EAGER_ARGS: more options of validate_eager.py; BENCH_ARGS: more options
 # of `ftax bench` (e.g. --dtypes fp16); BENCH_TIMEOUT_S: seconds the bench may take (default a third
-# of what is left when it starts; a bench cut short has no Python chains, which it measures
-# last: `ftax bench --dtypes fp16` took about 105 s on an H200 before its Python part, which
-# took about 50 s).
+# of what is left when it starts; the Python chains come last, and a bench cut short in them
+# leaves the sections bench_eager.py finished in measurements.json.eager.json for a later
+# `ftax bench --resume`; a whole `ftax bench --dtypes fp16` took 148 s on two H200 hosts, so
+# BENCH_TIMEOUT_S=240 leaves it room).
 set -uo pipefail
 [ $# -eq 1 ] || { echo "usage: $0 K/N | MODEL,MODEL,...   (part K of N of the model zoo, or those models)" >&2; exit 2; }
 root=$(cd "$(dirname "$0")/../.." && pwd)
