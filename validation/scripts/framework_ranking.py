@@ -11,6 +11,7 @@ and so do predicted ones). A framework with no row for the model is "-".
 """
 import argparse
 import json
+import lzma
 import sys
 
 FRAMEWORKS = [
@@ -46,7 +47,9 @@ def main(argv=None):
     a = ap.parse_args(argv)
     rows = {}
     for path in a.reports:
-        for r in json.load(open(path))["rows"]:
+        with (lzma.open(path, "rt") if path.endswith(".xz") else open(path)) as f:  # reports may be kept xz'd
+            report_rows = json.load(f)["rows"]
+        for r in report_rows:
             if r["batch"] == a.batch and r["precision"] == a.precision:
                 rows[(r["model"], r["framework"])] = r
     models = sorted({m for m, _ in rows}, key=lambda m: [m for m, _ in rows].index(m))
