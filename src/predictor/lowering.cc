@@ -357,8 +357,9 @@ class Walker {
     return true;
   }
 
-  // Exporters write F.gelu (erf form) as x * (1 + erf(x / sqrt(2))) * 0.5: Div (or Mul),
-  // Erf, Add, Mul, Mul, each intermediate read by the next op only. PyTorch runs the module as
+  // Exporters write F.gelu (erf form) as x * (1 + erf(x / sqrt(2))) * 0.5 (the
+  // TorchScript-based exporter) or x * (0.5 * (1 + erf(x / sqrt(2)))) (the dynamo exporter):
+  // Div (or Mul), Erf, Add, Mul, Mul, each intermediate read by the next op only. PyTorch runs the module as
   // one GELU kernel, so the five ops are priced as that kernel (reading x, writing the result)
   // at the last one; the others cost nothing.
   void FindOnnxGelus() {
@@ -401,11 +402,28 @@ class Walker {
       if (!is_const(scale.inputs[1]) || sole_reader(scale.outputs[0], "Erf") != int(i)) continue;
       const int add = sole_reader(erf.outputs[0], "Add");
       if (add < 0 || !is_const(other_input(g_.ops[size_t(add)], erf.outputs[0]))) continue;
-      const int mul = sole_reader(g_.ops[size_t(add)].outputs[0], "Mul");
-      if (mul < 0 || other_input(g_.ops[size_t(mul)], g_.ops[size_t(add)].outputs[0]) != x) continue;
-      int last = mul;
-      const int half = sole_reader(g_.ops[size_t(mul)].outputs[0], "Mul");
-      if (half >= 0 && is_const(other_input(g_.ops[size_t(half)], g_.ops[size_t(mul)].outputs[0]))) last = half;
+      const std::string& sum = g_.ops[size_t(add)].outputs[0];
+      const int mul = sole_reader(sum, "Mul");
+      if (mul < 0) continue;
+      const std::string& product = g_.ops[size_t(mul)].outputs[0];
+      const std::string factor = other_input(g_.ops[size_t(mul)], sum);
+      int last = mul, half = -1;
+      if (factor == x) {
+        // x * (1 + erf(..)), then (optionally) * 0.5: the TorchScript-based exporter.
+        half = sole_reader(product, "Mul");
+        if (half >= 0 && is_const(other_input(g_.ops[size_t(half)], product)))
+          last = half;
+        else
+          half = -1;
+      } else if (is_const(factor)) {
+        // 0.5 * (1 + erf(..)), then x * that: the dynamo exporter.
+        const int times_x = sole_reader(product, "Mul");
+        if (times_x < 0 || other_input(g_.ops[size_t(times_x)], product) != x) continue;
+        half = times_x;
+        last = times_x;
+      } else {
+        continue;
+      }
       for (int m : {index[&scale], int(i), add, mul, half})
         if (m >= 0 && m != last) gelu_member_.insert(m);
       gelu_input_[last] = &scale.inputs[0];
@@ -553,6 +571,9 @@ class Walker {
     const double size = DTypeSize(opt_.precision);
     k.bytes = bh * (sq * d + sk * d + sk * dv + sq * dv) * size;
     work_.kernels.push_back(k);
+    // With the kernels PyTorch runs around the call, as for F.scaled_dot_product_attention in
+    // a trace (AddAttentionAux): the exported graph is the same network.
+    AddAttentionSideKernels(index, bh, sq, sk, a.masked);
     Dispatch(DispatchClass::kLibrary, index, first);
     for (const auto& o : op.outputs) AddToSet(attention_out_, o);
     return Status::Ok();
@@ -1250,6 +1271,11 @@ class Walker {
   // module materializes the additive mask per layer (a where over [B, heads, Sq, Sk]) and
   // fills two small buffers. Priced as elementwise kernels.
   void AddAttentionAux(int index, const Op& op, double bh, double sq, double sk, bool masked) {
+    if (IsAten(op.domain)) AddAttentionSideKernels(index, bh, sq, sk, masked);
+  }
+  // The side kernels themselves, for an aten attention and for an exported one priced as the
+  // fused call PyTorch makes (LowerOnnxAttention).
+  void AddAttentionSideKernels(int index, double bh, double sq, double sk, bool masked) {
     auto add = [&](double bytes) {
       KernelWork a;
       a.cls = KernelClass::kElementwise;
@@ -1261,7 +1287,6 @@ class Walker {
     };
     const bool half = opt_.precision == DType::kFloat16 || opt_.precision == DType::kBFloat16;
     const bool eager = RunsEagerCode() || IsTorchCompile(opt_.framework);
-    if (!IsAten(op.domain)) return;
     const KernelFacts& f = opt_.facts;
     if (eager) {
       if (half)  // memsets of the log-sum-exp statistics

@@ -393,6 +393,32 @@ TEST(LoweringTest, OnnxErfGeluIsOneKernel) {
   EXPECT_DOUBLE_EQ(w->kernels[0].bytes, 2.0 * 8 * 128 * 3072 * 2);
 }
 
+// The dynamo exporter writes the same GELU as x * (0.5 * (1 + erf(x / sqrt(2)))): the half
+// multiplies the sum first, x last. One kernel too; a Mul of the sum by a tensor that is
+// neither x nor a constant leaves the ops as they are.
+TEST(LoweringTest, DynamoErfGeluIsOneKernel) {
+  auto graph = [](const char* factor) {
+    Graph g;
+    for (const char* n : {"x", "d", "e", "a", "h", "y", "z"}) g.tensors[n] = T(n, {8, 128, 3072});
+    for (const char* n : {"sqrt2", "one", "half"}) g.tensors[n] = T(n, {}, DType::kFloat32, true);
+    g.ops.push_back(MakeOp("", "Div", {"x", "sqrt2"}, {"d"}));
+    g.ops.push_back(MakeOp("", "Erf", {"d"}, {"e"}));
+    g.ops.push_back(MakeOp("", "Add", {"e", "one"}, {"a"}));
+    g.ops.push_back(MakeOp("", "Mul", {factor, "a"}, {"h"}));
+    g.ops.push_back(MakeOp("", "Mul", {"x", "h"}, {"y"}));
+    g.outputs = {"y"};
+    return g;
+  };
+  Expected<WorkList> w = Lower(graph("half"), {Framework::kPytorchEager, DType::kFloat16});
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  ASSERT_EQ(w->kernels.size(), 1u);
+  EXPECT_EQ(w->dispatches.size(), 1u);
+  EXPECT_DOUBLE_EQ(w->kernels[0].bytes, 2.0 * 8 * 128 * 3072 * 2);
+  w = Lower(graph("z"), {Framework::kPytorchEager, DType::kFloat16});
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_EQ(w->kernels.size(), 5u);
+}
+
 // An exported F.scaled_dot_product_attention: q and k^T each scaled by sqrt(scale), MatMul,
 // the mask added, Softmax, the NaN guard (IsNaN, Where), MatMul with v; q, k and v reach it
 // through Transposes. One fused attention kernel (masked under CUDA graphs), one dispatch.
@@ -423,11 +449,18 @@ Graph ExportedSdpa(bool both_scaled) {
   return g;
 }
 
+// With the kernels PyTorch runs around the fused call (KernelFacts), as for the aten op: a
+// traced or captured module materializes the mask (a where, two fills); eager code, which
+// drops an all-ones mask, clears the softmax statistics (a memset) in half precision.
 TEST(LoweringTest, OnnxExportedAttentionIsOneFusedKernel) {
+  const KernelFacts facts;
   Expected<WorkList> w = Lower(ExportedSdpa(true), {Framework::kCudaGraph, DType::kFloat16});
   ASSERT_TRUE(w.ok()) << w.status().message();
-  ASSERT_EQ(w->kernels.size(), 1u);
+  ASSERT_EQ(w->kernels.size(), size_t(1 + facts.attention_mask_wheres + facts.attention_mask_fills));
   ASSERT_EQ(w->dispatches.size(), 1u);
+  EXPECT_EQ(w->dispatches[0].num_kernels, int(w->kernels.size()));
+  EXPECT_EQ(w->kernels[1].cls, KernelClass::kElementwise);
+  EXPECT_DOUBLE_EQ(w->kernels[1].bytes, 24.0 * 128 * 128 * (2 + facts.attention_mask_where_extra_bytes));
   const KernelWork& k = w->kernels[0];
   EXPECT_EQ(k.cls, KernelClass::kAttentionMasked);
   EXPECT_EQ(k.batch, 2 * 12);
@@ -438,8 +471,12 @@ TEST(LoweringTest, OnnxExportedAttentionIsOneFusedKernel) {
   // Python eager drops the all-ones padding mask before the kernel.
   w = Lower(ExportedSdpa(true), {Framework::kPytorchEager, DType::kFloat16});
   ASSERT_TRUE(w.ok()) << w.status().message();
-  ASSERT_EQ(w->kernels.size(), 1u);
+  ASSERT_EQ(w->kernels.size(), size_t(1 + facts.attention_eager_memsets));
   EXPECT_EQ(w->kernels[0].cls, KernelClass::kAttention);
+  // In fp32 eager code clears no statistics.
+  w = Lower(ExportedSdpa(true), {Framework::kPytorchEager, DType::kFloat32});
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_EQ(w->kernels.size(), 1u);
 }
 
 TEST(LoweringTest, HandWrittenAttentionStaysOpByOp) {
