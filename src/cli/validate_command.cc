@@ -320,7 +320,25 @@ int RunValidate(const ValidateOptions& o) {
     json sources = o.measured;
     for (const std::string& t : o.traces) sources.push_back(t);
     json extra = json::object();
-    if (!o.refine_models.empty()) extra["refined_on_models"] = o.refine_models;
+    if (!o.refine_models.empty()) {
+      // The models the refinement learned from: those asked for that have measured rows.
+      std::set<std::string> measured_models;
+      for (const json& r : measured["rows"])
+        if (r.is_object() && r.contains("model") && r["model"].is_string())
+          measured_models.insert(r["model"].get<std::string>());
+      json used = json::array();
+      std::string absent;
+      for (const std::string& m : o.refine_models) {
+        if (measured_models.count(m)) {
+          used.push_back(m);
+        } else {
+          absent += (absent.empty() ? "" : ", ") + m;
+        }
+      }
+      extra["refined_on_models"] = used;
+      if (!absent.empty())
+        std::cerr << "ftax validate: --refine-models without measured rows (not learned from): " << absent << "\n";
+    }
     RecordRefinement(rr, sources, extra, &refined.value());
     Status written = WriteFileAtomic(o.refined_profile, HostProfileToJson(refined.value()).dump(1) + "\n");
     if (!written.ok()) return ReportError("validate", written);
