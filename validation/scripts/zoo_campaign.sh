@@ -22,10 +22,10 @@
 # Python eager process; EAGER_GRAPHS (1): 0 measures Python eager alone, without CUDA graphs
 # captured from the eager module; EAGER_ARGS: more options of validate_eager.py; BENCH_ARGS: more options
 # of `ftax bench` (e.g. --dtypes fp16); BENCH_TIMEOUT_S: seconds the bench may take (default a third
-# of what is left when it starts; the Python chains come last, and a bench cut short in them
-# leaves the sections bench_eager.py finished in measurements.json.eager.json for a later
-# `ftax bench --resume`; a whole `ftax bench --dtypes fp16` took 148 s on two H200 hosts, so
-# BENCH_TIMEOUT_S=240 leaves it room).
+# of what is left when it starts, and at least 240 s, never more than is left: a whole
+# `ftax bench --dtypes fp16` took 148 s on two H200 hosts; the Python chains come last, and a
+# bench cut short in them leaves the sections bench_eager.py finished in
+# measurements.json.eager.json for a later `ftax bench --resume`).
 set -uo pipefail
 [ $# -eq 1 ] || { echo "usage: $0 K/N | MODEL,MODEL,...   (part K of N of the model zoo, or those models)" >&2; exit 2; }
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -35,6 +35,8 @@ cd "$root"
 start=$(date +%s)
 deadline=$(( start + ${DEADLINE_S:-520} ))
 left() { echo $(( deadline - $(date +%s) )); }
+# The bench's default share: a third of what is left, at least 240 s, at most what is left.
+bench_share() { local l; l=$(left); local s=$(( l / 3 )); (( s < 240 )) && s=240; (( s > l )) && s=$l; echo $s; }
 if [[ $1 == */* ]]; then models=$(python3 scripts/model_zoo.py --part "$1") || exit 2; else models=$1; fi
 export MODELS=$models PRECISIONS=${PRECISIONS:-fp16,fp32} BATCHES=${BATCHES:-1,4,16,64,128}
 export BUDGET_S=${BUDGET_S:-0.25} ROUNDS=${ROUNDS:-1}
@@ -60,8 +62,8 @@ fi
 
 if "$ftax" --version >/dev/null 2>&1; then
   case "${BENCH:-full}" in
-    full) timeout -k 5 "${BENCH_TIMEOUT_S:-$(( $(left) / 3 ))}" env OUT="$out" validation/scripts/gpu_campaign.sh bench || log "bench ended with $?" ;;
-    quick) timeout -k 5 "${BENCH_TIMEOUT_S:-$(( $(left) / 3 ))}" env OUT="$out" validation/scripts/gpu_campaign.sh quickbench || log "bench ended with $?" ;;
+    full) timeout -k 5 "${BENCH_TIMEOUT_S:-$(bench_share)}" env OUT="$out" validation/scripts/gpu_campaign.sh bench || log "bench ended with $?" ;;
+    quick) timeout -k 5 "${BENCH_TIMEOUT_S:-$(bench_share)}" env OUT="$out" validation/scripts/gpu_campaign.sh quickbench || log "bench ended with $?" ;;
     none) ;;
   esac
   [ -f "$out/measurements.json" ] && mv "$out/measurements.json" "$out/bench.measurements.json"
