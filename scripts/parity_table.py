@@ -181,8 +181,6 @@ def reasons(ref, r, eager_dev):
     if f.get("Softmax", 0) and (pt.get("aten::scaled_dot_product_attention", 0) or
                                 pt.get("aten::_native_multi_head_attention", 0)):
         out.append("kSplitAttention")
-    if f.get("BatchNormalization", 0) and pt.get("aten::batch_norm", 0):
-        out.append("kHalfBatchNorm")
     if any(f.get(t, 0) for t in ("Sigmoid", "Tanh", "Exp", "Pow")):
         out.append("kNoFusion")
     if f.get("Sqrt", 0) > pt.get("aten::sqrt", 0):

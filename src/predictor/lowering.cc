@@ -1136,10 +1136,12 @@ class Walker {
     }
     work_.kernels.push_back(k);
     const bool half = opt_.precision == DType::kFloat16 || opt_.precision == DType::kBFloat16;
-    if (half && Eq(op.type, "batch_norm") && IsAten(op.domain)) {
+    if (half && ((Eq(op.type, "batch_norm") && IsAten(op.domain)) ||
+                 (Eq(op.type, "BatchNormalization") && op.domain.empty()))) {
       // Half-precision inference batch norm is ATen's native kernel, not cuDNN's: small fp32
       // kernels over the channel statistics precede the transform
-      // (KernelFacts::batch_norm_half_stat_kernels).
+      // (KernelFacts::batch_norm_half_stat_kernels). An exported BatchNormalization the
+      // exporter left unfolded (DenseNet's pre-activation ones) is the same module.
       const Shape* x = ShapeOf(op.inputs.empty() ? "" : op.inputs[0]);
       const double channels = x && x->size() >= 2 && (*x)[1].known() ? double((*x)[1].value) : 0;
       for (int i = 0; i < opt_.facts.batch_norm_half_stat_kernels; ++i) {

@@ -760,6 +760,16 @@ TEST(LoweringTest, BatchNormConvBiasAndRollKernelsFollowTheKernelFacts) {
   w = Lower(bn, o);
   ASSERT_TRUE(w.ok()) << w.status().message();
   EXPECT_EQ(w->kernels.size(), 1u);
+  // An exported BatchNormalization (one the exporter left unfolded) is the same module: the
+  // default two statistics kernels in half precision, none in fp32.
+  Graph onnx_bn = bn;
+  onnx_bn.ops[0] = MakeOp("", "BatchNormalization", {"x", "w", "b", "m", "v"}, {"y"});
+  w = Lower(onnx_bn, {Framework::kCudaGraph, DType::kFloat16});
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_EQ(w->kernels.size(), size_t(1 + KernelFacts().batch_norm_half_stat_kernels));
+  w = Lower(onnx_bn, {Framework::kCudaGraph, DType::kFloat32});
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_EQ(w->kernels.size(), 1u);
 
   Graph conv;
   conv.tensors["x"] = T("x", {8, 64, 56, 56});
