@@ -131,6 +131,20 @@ def compile_rows(torch, dev, fw, mode, quick, timed):
     return rows
 
 
+def layer_chain(torch, layers):
+    """An nn.Module that runs `layers` one after the other, each on the last one's output."""
+    class Chain(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = torch.nn.ModuleList(layers)
+
+        def forward(self, x):
+            for layer in self.layers:
+                x = layer(x)
+            return x
+    return Chain()
+
+
 # Library ops a compiled model still calls one by one (Inductor leaves them to cuDNN, cuBLAS
 # and the attention kernels: "extern" calls in its wrapper), each costing the wrapper what
 # ATen's path to that library costs: a convolution far more than a matrix product.
@@ -147,23 +161,13 @@ def compiled_op_rows(torch, dev, fw, quick, timed):
     layers = {key: (x_in, make) for key, _, x_in, make in op_layers(torch, dev, torch.float16)}
     rows, longest = [], []
 
-    class Chain(torch.nn.Module):
-        def __init__(self, layers):
-            super().__init__()
-            self.layers = torch.nn.ModuleList(layers)
-
-        def forward(self, x):
-            for layer in self.layers:
-                x = layer(x)
-            return x
-
     with torch.inference_mode():
         for key in COMPILED_LIBRARY_OPS:
             x_in, make = layers[key]
             for n in ns:
                 torch._dynamo.reset()
                 try:
-                    cf = torch.compile(Chain([make() for _ in range(n)]).eval(), dynamic=False)
+                    cf = torch.compile(layer_chain(torch, [make() for _ in range(n)]).eval(), dynamic=False)
                     x0 = x_in.clone()
                     t0 = time.perf_counter()
                     cf(x0)  # compiles
@@ -368,22 +372,12 @@ def op_rows(torch, dev, fw, mode, quick, reps):
     layers = op_layers(torch, dev, torch.float16)
     t_start = time.perf_counter()
 
-    class Chain(torch.nn.Module):
-        def __init__(self, layers):
-            super().__init__()
-            self.layers = torch.nn.ModuleList(layers)
-
-        def forward(self, x):
-            for layer in self.layers:
-                x = layer(x)
-            return x
-
     for k, (key, cls, x_in, make) in enumerate(layers):
         if fw == "torchscript" and key in TS_FUSED_OPS:
             continue  # the fuser makes a chain of them one kernel: priced by their class
         for n in ns:
             try:
-                chain = Chain([make() for _ in range(n)])  # weights made outside the grad mode
+                chain = layer_chain(torch, [make() for _ in range(n)])  # weights made outside the grad mode
                 with ctx():
                     x0 = x_in.clone()  # the input, made under the mode, as a user's is
                     if fw == "torchscript":
