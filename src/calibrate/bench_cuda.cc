@@ -4,6 +4,7 @@
 #include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
+#include <cuda.h>
 #include <cuda_runtime.h>
 #include <torch/csrc/jit/api/module.h>
 #include <torch/csrc/jit/passes/tensorexpr_fuser.h>
@@ -118,7 +119,7 @@ class Bench {
  public:
   Bench(const BenchOptions& o, const LayerShapes& layers, const ProgressFn& p, ResultWriter* w)
       : opt_(o), layers_(layers), progress_(p), out_(w), dev_(at::kCUDA, o.device) {
-    for (const char* list : {"kernels", "dispatch"})
+    for (const char* list : {"kernels", "dispatch", "launches"})
       for (const std::string& k : RowKeys(w->doc(), list)) done_.insert(k);
   }
 
@@ -155,6 +156,7 @@ class Bench {
   }
 
   Status RunDispatch() {
+    Launches();
     for (Framework f : opt_.frameworks) {
       if (IsPythonEager(f) || IsTorchCompile(f)) continue;  // driven through python3, see RunBench
       DispatchChains(f);
@@ -739,6 +741,55 @@ class Bench {
     }
   }
 
+  // Empty kernels launched back to back through the driver, timed until the launches return
+  // (unsynchronized): what one launch costs the CPU with no framework around it, the cost of
+  // an op's second and further kernels. The kernel is PTX the driver compiles for this GPU.
+  void Launches() {
+    static const char* kEmptyKernelPtx =
+        ".version 7.0\n.target sm_80\n.address_size 64\n.visible .entry ftax_empty()\n{\n\tret;\n}\n";
+    const std::vector<int> ns = opt_.quick ? std::vector<int>{1, 64} : std::vector<int>{1, 16, 64, 256};
+    const int reps = opt_.quick ? 30 : 100;
+    CUfunction fn = nullptr;
+    Say("kernel launches");
+    for (int n : ns) {
+      const std::string what = "empty kernel launches x" + std::to_string(n);
+      if (Done("launches", {{"n", n}})) continue;
+      if (Counted()) continue;
+      if (!fn) {
+        cudaFree(nullptr);  // the runtime's context, current on this thread
+        CUmodule mod = nullptr;
+        const char* err = nullptr;
+        CUresult r = cuModuleLoadData(&mod, kEmptyKernelPtx);
+        if (r == CUDA_SUCCESS) r = cuModuleGetFunction(&fn, mod, "ftax_empty");
+        if (r != CUDA_SUCCESS) {
+          cuGetErrorString(r, &err);
+          Fail(what, std::string("loading an empty PTX kernel: ") + (err ? err : "unknown CUDA driver error"));
+          fn = nullptr;
+          Tick(what);
+          continue;
+        }
+      }
+      CUstream stream = c10::cuda::getCurrentCUDAStream(opt_.device).stream();
+      std::vector<double> issue;
+      bool ok = true;
+      for (int r = 0; r < reps + 5 && ok; ++r) {
+        cudaDeviceSynchronize();
+        const auto t0 = Clock::now();
+        for (int i = 0; i < n; ++i)
+          ok = ok && cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, stream, nullptr, nullptr) == CUDA_SUCCESS;
+        const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+        if (r >= 5) issue.push_back(us);  // the first few warm the path up
+      }
+      cudaDeviceSynchronize();
+      if (!ok) {
+        Fail(what, "cuLaunchKernel failed");
+      } else {
+        out_->Append("launches", {{"n", n}, {"issue_us", SpreadJson(issue)}});
+      }
+      Tick(what);
+    }
+  }
+
   // One block of a model-like chain: a transformer MLP step (GEMM, GELU, residual add, layer
   // norm) or a ResNet step (3x3 convolution, batch norm, ReLU) on NCHW input, so that the
   // graph holds the kernels, and the library's extra kernels (layout transposes, split-K
@@ -856,6 +907,7 @@ Status RunBench(const BenchOptions& opt, const ProgressFn& progress) {
   json header = {{"schema_version", 1}, {"kind", "ftax-measurements"},
                  {"host", HostIdentity(opt.device)}, {"quick", opt.quick},
                  {"started", UtcNow()}, {"kernels", json::array()}, {"dispatch", json::array()},
+                 {"launches", json::array()},
                  {"failures", json::array()},
                  {"notes", {"TorchScript chains ran with the TensorExpr fuser off, so each op is one node",
                             "kernel_us is the sum of CUPTI kernel durations of one call",

@@ -267,6 +267,18 @@ Expected<Measurements> MeasurementsFromJson(const json& j) {
       m.dispatch.push_back(d);
     }
   }
+  if (j.contains("launches") && !j.at("launches").is_null()) {
+    const json& ls = j.at("launches");
+    if (!ls.is_array()) return InvalidInput("launches: expected an array");
+    for (size_t i = 0; i < ls.size(); ++i) {
+      const std::string where = RowName("launches", i, ls[i]);
+      if (!ls[i].is_object()) return InvalidInput(where + ": expected an object");
+      LaunchMeasurement l;
+      Status s = ReadInt(ls[i], "n", where, true, 1, &l.n);
+      if (!s.ok() || !(s = ReadSpread(ls[i], "issue_us", where, &l.issue_us)).ok()) return s;
+      m.launches.push_back(l);
+    }
+  }
   if (j.contains("failures") && !j.at("failures").is_null()) {
     if (!j.at("failures").is_array()) return InvalidInput("failures: expected an array");
     m.failures = j.at("failures");
@@ -302,6 +314,7 @@ Measurements MergeMeasurements(const std::vector<Measurements>& parts) {
         if (!out.host.contains(key)) out.host[key] = value;
     out.kernels.insert(out.kernels.end(), p.kernels.begin(), p.kernels.end());
     out.dispatch.insert(out.dispatch.end(), p.dispatch.begin(), p.dispatch.end());
+    out.launches.insert(out.launches.end(), p.launches.begin(), p.launches.end());
     if (p.failures.is_array())
       for (const json& f : p.failures) out.failures.push_back(f);
     if (!p.source.empty()) sources += (sources.empty() ? "" : " + ") + p.source;

@@ -81,10 +81,19 @@ struct DispatchMeasurement {
   std::optional<bool> fuser;
 };
 
+// Empty kernels launched back to back through the driver (the C++ bench's "launches" list):
+// the host time until n launches returned, unsynchronized. Its slope over n is what one launch
+// costs the CPU with nothing around it.
+struct LaunchMeasurement {
+  int n = 0;
+  Spread issue_us;
+};
+
 struct Measurements {
   nlohmann::json host;
   std::vector<KernelMeasurement> kernels;
   std::vector<DispatchMeasurement> dispatch;
+  std::vector<LaunchMeasurement> launches;
   nlohmann::json failures = nlohmann::json::array();
   std::string source;  // file it was read from
 };

@@ -194,6 +194,7 @@ json CalibrationSummaryJson(const Calibration& c, const FitOptions& options) {
   }
   j["frameworks"] = fs;
   j["kernel_gap_us"] = ParamJson(c.profile.gpu.kernel_gap_us);
+  j["launch_us"] = ParamJson(c.profile.gpu.launch_us);
   j["num_sms"] = c.profile.gpu.num_sms;
   j["options"] = {{"holdout_fraction", options.holdout_fraction},
                   {"holdout_repeats", options.holdout_repeats},

@@ -492,6 +492,7 @@ FrameworkFit FitDispatchFramework(Framework fw, const std::vector<const Dispatch
 // length, fitted with an intercept. An op needs rows of at least two lengths.
 std::map<std::string, Param> FitOpCosts(const std::vector<const DispatchMeasurement*>& rows,
                                         const FitOptions& options, std::map<std::string, double>* kernels,
+                                        std::map<std::string, Param>* launch_us,
                                         std::vector<std::string>* notes) {
   std::map<std::string, std::vector<const DispatchMeasurement*>> by_op;
   for (const auto* d : rows) by_op[d->op].push_back(d);
@@ -546,6 +547,7 @@ std::map<std::string, Param> FitOpCosts(const std::vector<const DispatchMeasurem
     }
     out[op] = Param::Of(lf.beta[1], lf.std_error[1]);
     if (fewest >= 0) (*kernels)[op] = std::round(fewest * 100) / 100;
+    if (extra_column) (*launch_us)[op] = Param::Of(lf.beta[2], lf.std_error[2]);
     if (extra_column)
       notes->push_back("op_us." + op + ": " + std::to_string(longest.size()) + " geometries launching " +
                        Fmt("%.2g to %.2g kernels per op; each launch beyond the fewest cost %.1f us", fewest,
@@ -580,6 +582,7 @@ std::map<std::string, Param> FitOpCosts(const std::vector<const DispatchMeasurem
       }
     }
     kernels->erase(it->first);
+    launch_us->erase(it->first);
     it = out.erase(it);
   }
   if (!short_ops.empty()) {
@@ -591,6 +594,32 @@ std::map<std::string, Param> FitOpCosts(const std::vector<const DispatchMeasurem
     notes->push_back("op_us: " + std::to_string(out.size()) + " op types priced from their own chains" +
                      (synced ? " (some rows lack issue_us: their synchronized call time is used)" : ""));
   return out;
+}
+
+// The host time of one kernel launch: the slope of the time until n empty kernels launched
+// back to back returned, over n, fitted with an intercept (the timer's and the loop's own
+// cost). Needs two lengths at least; unknown (the pipeline's older estimate) otherwise.
+Param FitLaunch(const std::vector<LaunchMeasurement>& rows, const FitOptions& options,
+                std::vector<std::string>* notes) {
+  std::set<int> lengths;
+  std::vector<LinearRow> lin;
+  for (const LaunchMeasurement& l : rows) {
+    lengths.insert(l.n);
+    lin.push_back(LinearRow{{1.0, double(l.n)}, l.issue_us.median, std::max(1.0, l.issue_us.median)});
+  }
+  if (lengths.size() < 2) {
+    notes->push_back(rows.empty() ? "gpu.launch_us null: the bench timed no kernel launches"
+                                  : "gpu.launch_us null: launches timed at one length only");
+    return Param{};
+  }
+  LinearFit lf = FitLinearNonNegative(lin, 2, options, /*robust=*/false);
+  if (!lf.ok) {
+    notes->push_back("gpu.launch_us null: solver failed: " + lf.report);
+    return Param{};
+  }
+  notes->push_back(Fmt("gpu.launch_us from %.0f rows of empty kernels launched back to back: %.2f us a launch",
+                       double(rows.size()), lf.beta[1]));
+  return Param::Of(lf.beta[1], lf.std_error[1]);
 }
 
 // Slope g of (gpu_span - gpu_kernel) = g * (n_ops - 1), one estimate per row weighted equally
@@ -1003,7 +1032,8 @@ Expected<Calibration> Calibrate(const Measurements& m, const FitOptions& options
       auto ops = op_rows_of_framework.find(fw);
       if (ops != op_rows_of_framework.end()) {
         if (IsPythonEager(fw) || fw == Framework::kTorchCompile)
-          f.params.op_us = FitOpCosts(ops->second, options, &f.params.op_kernels, &f.notes);
+          f.params.op_us =
+              FitOpCosts(ops->second, options, &f.params.op_kernels, &f.params.op_launch_us, &f.notes);
         else
           f.notes.push_back(std::to_string(ops->second.size()) +
                             " per-op chain row(s) not fitted: per-op costs price Python eager and "
@@ -1037,6 +1067,9 @@ Expected<Calibration> Calibrate(const Measurements& m, const FitOptions& options
     c.notes.push_back("gpu.kernel_gap_us from " + std::to_string(used) +
                       " GPU-bound libtorch-eager row(s)");
   }
+
+  // ---- one kernel launch with nothing around it ----
+  profile.gpu.launch_us = FitLaunch(m.launches, options, &c.notes);
 
   c.quality_failures = QualityFailures(c, options);
   for (const KernelFit& k : c.kernels) {  // the gates become what each class may be trusted for

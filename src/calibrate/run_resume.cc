@@ -25,8 +25,10 @@ std::string RowKey(const std::string& list, const json& row) {
   auto add = [&](const auto& fields) {
     for (const char* f : fields) key += "|" + Field(row, f);
   };
+  static const char* kLaunch[] = {"n"};
   if (list == "kernels") add(kKernel);
   else if (list == "dispatch") add(kDispatch);
+  else if (list == "launches") add(kLaunch);
   else add(kRow);
   return key;
 }

@@ -125,6 +125,7 @@ void PrintTable(const Calibration& c, std::ostream& out) {
     }
   }
   out << "\nGPU kernel gap: " << ParamText(c.profile.gpu.kernel_gap_us, 2) << " us\n";
+  out << "Kernel launch (host): " << ParamText(c.profile.gpu.launch_us, 2) << " us\n";
   for (const std::string& n : c.notes) out << "note: " << n << "\n";
 }
 

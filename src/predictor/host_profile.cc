@@ -237,6 +237,8 @@ static Expected<HostProfile> HostProfileFromJsonUnchecked(const json& j) {
   Status s = ReadParam(g, "kernel_gap_us", "us", "gpu", &p.gpu.kernel_gap_us);
   if (!s.ok()) return s;
   if (!(s = RequireRange(p.gpu.kernel_gap_us, "gpu.kernel_gap_us", 0, kMaxCostUs)).ok()) return s;
+  if (!(s = ReadParam(g, "launch_us", "us", "gpu", &p.gpu.launch_us)).ok()) return s;
+  if (!(s = RequireRange(p.gpu.launch_us, "gpu.launch_us", 0, kMaxCostUs)).ok()) return s;
   if (g.contains("kernels")) {
     if (!g.at("kernels").is_object()) return InvalidInput("profile: gpu.kernels must be an object");
     for (const auto& [key, kj] : g.at("kernels").items()) {
@@ -377,6 +379,18 @@ static Expected<HostProfile> HostProfileFromJsonUnchecked(const json& j) {
           f.op_kernels[op] = kj.get<double>();
         }
       }
+      if (fj.contains("op_launch_us") && !fj.at("op_launch_us").is_null()) {
+        if (!fj.at("op_launch_us").is_object())
+          return InvalidInput(where + ".op_launch_us: expected an object");
+        for (const auto& [op, oj] : fj.at("op_launch_us").items()) {
+          if (op.empty()) return InvalidInput(where + ".op_launch_us: empty op name");
+          json wrap = {{op, oj}};
+          Param q;
+          if (!(s = ReadParam(wrap, op, "us", where + ".op_launch_us", &q)).ok()) return s;
+          if (!(s = RequireRange(q, where + ".op_launch_us." + op, 0, kMaxCostUs)).ok()) return s;
+          if (q.known()) f.op_launch_us[op] = q;
+        }
+      }
       for (auto [key, q] : {std::pair{"call_us", &f.call_us}, std::pair{"module_us", &f.module_us},
                             std::pair{"node_gap_us", &f.node_gap_us},
                             std::pair{"replay_per_node_us", &f.replay_per_node_us}})
@@ -417,6 +431,7 @@ json HostProfileToJson(const HostProfile& p) {
   json g;
   g["num_sms"] = p.gpu.num_sms;
   g["kernel_gap_us"] = WriteParam(p.gpu.kernel_gap_us, "us");
+  if (p.gpu.launch_us.known()) g["launch_us"] = WriteParam(p.gpu.launch_us, "us");
   json ks = json::object();
   for (const auto& [key, k] : p.gpu.kernels) {
     json kj;
@@ -464,6 +479,11 @@ json HostProfileToJson(const HostProfile& p) {
       fj["op_us"] = ops;
     }
     if (!f.op_kernels.empty()) fj["op_kernels"] = f.op_kernels;
+    if (!f.op_launch_us.empty()) {
+      json ops = json::object();
+      for (const auto& [op, q] : f.op_launch_us) ops[op] = WriteParam(q, "us");
+      fj["op_launch_us"] = ops;
+    }
     fj["points"] = f.points;
     fj["r2"] = NumOrNull(f.r2);
     fs[name] = fj;

@@ -82,6 +82,11 @@ struct GpuParams {
   int num_sms = 0;
   // Gap between two dependent kernels of one stream launched ahead (µs).
   Param kernel_gap_us;
+  // Host time of one kernel launch with nothing around it (an empty kernel launched back to
+  // back through the driver, µs): what an op's second and further kernels cost the CPU.
+  // Unknown in profiles from benches that did not time it (the pipeline then takes
+  // libtorch-eager's kernel less view dispatch cost).
+  Param launch_us;
   // key: class name + "/" + dtype name, e.g. "gemm/fp16"
   std::map<std::string, KernelParams> kernels;
 
@@ -107,8 +112,13 @@ struct FrameworkParams {
   // here costs op_us[key] (all its launches included) instead of dispatch_us[class].
   std::map<std::string, Param> op_us;
   // Kernels one call of the op launched in the bench (key as op_us; absent: 1). A model's op
-  // that launches more costs launch_us per extra launch (pipeline.h).
+  // that launches more costs a launch per extra one, one that launches fewer saves a launch
+  // per kernel it skips (pipeline.h).
   std::map<std::string, double> op_kernels;
+  // What one launch more or fewer costs the op (key as op_us), where the bench's chains of
+  // that op in several geometries launched different numbers of kernels (cuDNN's 3x3
+  // convolutions over NCHW add layout transposes, 1x1 ones do not); absent: gpu.launch_us.
+  std::map<std::string, Param> op_launch_us;
   int points = 0;
   double r2 = std::nan("");
 };

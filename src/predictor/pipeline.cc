@@ -205,6 +205,7 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
       view = lt->dispatch_us[int(DispatchClass::kView)].value;
     }
     rp.launch_us = std::max(0.0, kernel - view);
+    if (profile.gpu.launch_us.known()) rp.launch_us = profile.gpu.launch_us.value;
     if (!f->op_us.empty()) {
       // Ops whose type the bench measured cost that; the rest their class's chain cost.
       std::map<const std::string*, int> index;
@@ -225,6 +226,9 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
               rp.op_se.push_back(SeOr0(op->second));
               auto nk = f->op_kernels.find(*d.cost_key);
               rp.op_kernels.push_back(nk != f->op_kernels.end() ? nk->second : 1.0);
+              auto nl = f->op_launch_us.find(*d.cost_key);
+              rp.op_launch.push_back(nl != f->op_launch_us.end() && nl->second.known() ? nl->second.value
+                                                                                       : rp.launch_us);
             }
             index.emplace(d.cost_key, idx);
           }
@@ -431,7 +435,7 @@ Timing Simulate(const WorkList& work, const ResolvedParams& p) {
   const double module_share =
       work.dispatches.empty() ? 0 : p.module_us * work.module_calls / double(work.dispatches.size());
   double cpu = 0, gpu = 0, idle = 0;
-  int launches = 0;
+  double launch_total = 0;  // CPU time of launches beyond the ones dispatch costs cover
   const bool by_op = p.dispatch_op.size() == work.dispatches.size();
   for (size_t di = 0; di < work.dispatches.size(); ++di) {
     const DispatchWork& d = work.dispatches[di];
@@ -441,11 +445,20 @@ Timing Simulate(const WorkList& work, const ResolvedParams& p) {
     // made in the bench); every further one costs the CPU again, before this kernel (an op's
     // second kernel) or after it (a library's extra ones).
     const double covered = op >= 0 ? p.op_kernels[size_t(op)] : 1.0;
+    const double launch = op >= 0 ? p.op_launch[size_t(op)] : p.launch_us;
+    // An op that launches fewer kernels here than in its bench chain (a 1x1 convolution,
+    // where the chain's 3x3 one added layout transposes) does not pay the launches it skips.
+    if (op >= 0) {
+      int made = 0;
+      for (int i = d.first_kernel; i < d.first_kernel + d.num_kernels; ++i)
+        made += i < int(p.kernel_nodes.size()) ? p.kernel_nodes[i] : 1;
+      cpu -= std::max(0.0, covered - std::max(1, made)) * launch;
+    }
     double launched = 0;
     for (int i = d.first_kernel; i < d.first_kernel + d.num_kernels; ++i) {
       if (i > d.first_kernel && launched + 1 > covered + 1e-9) {
-        cpu += p.launch_us;
-        launches += 1;
+        cpu += launch;
+        launch_total += launch;
       }
       launched += 1;
       const double ready = gpu > 0 ? gpu + p.kernel_gap_us : 0;
@@ -456,13 +469,13 @@ Timing Simulate(const WorkList& work, const ResolvedParams& p) {
       int extra = 0;
       for (int e = 1; e < nodes; ++e, launched += 1)
         if (launched + 1 > covered + 1e-9) ++extra;
-      cpu += extra * p.launch_us;
-      launches += extra;
+      cpu += extra * launch;
+      launch_total += extra * launch;
     }
   }
   if (work.dispatches.empty()) cpu += p.module_us * work.module_calls;
   t.framework_us = cpu + p.call_us;
-  t.launch_us = launches * p.launch_us;
+  t.launch_us = launch_total;
   t.gpu_idle_us = idle;
   t.latency_us = std::max(cpu, gpu) + p.call_us;
   return t;
@@ -479,8 +492,9 @@ std::map<std::string, std::pair<double, int>> OpFrameworkUs(const WorkList& work
     for (int i = d.first_kernel; i < d.first_kernel + d.num_kernels; ++i)
       nodes += i < int(p.kernel_nodes.size()) ? p.kernel_nodes[i] : 1;
     const double extra = std::max(0.0, std::ceil(nodes - p.op_kernels[size_t(op)] - 1e-9));
+    const double skipped = std::max(0.0, p.op_kernels[size_t(op)] - std::max(1, nodes));
     auto& [us, count] = out[*d.cost_key];
-    us += p.op_us[size_t(op)] + extra * p.launch_us;
+    us += p.op_us[size_t(op)] + (extra - skipped) * p.op_launch[size_t(op)];
     count += 1;
   }
   return out;

@@ -43,8 +43,9 @@ struct ResolvedParams {
   double node_gap_us = 0;
   double replay_per_node_us = 0;
   // CPU cost of each kernel launch beyond a dispatch's first (a library call's extra kernels,
-  // an op's second kernel): what an op that launches a kernel costs more than one that
-  // launches none, dispatch_us[kernel] - dispatch_us[view] of libtorch-eager (of this
+  // an op's second kernel): the profile's gpu.launch_us (an empty kernel launched back to
+  // back), or, in profiles without it, what an op that launches a kernel costs more than one
+  // that launches none, dispatch_us[kernel] - dispatch_us[view] of libtorch-eager (of this
   // framework when the profile lacks libtorch-eager), at least 0. Not drawn in samples.
   double launch_us = 0;
   // Eager and TorchScript with per-op costs in the profile (FrameworkParams::op_us): per
@@ -53,6 +54,9 @@ struct ResolvedParams {
   std::vector<int> dispatch_op;
   std::vector<double> op_us, op_se;
   std::vector<double> op_kernels;  // per op_us entry: launches its measured cost covers
+  // Per op_us entry: what a launch more or fewer than op_kernels costs it (op_launch_us, else
+  // launch_us).
+  std::vector<double> op_launch;
   // Per kernel of the work list: index into `thetas`.
   std::vector<int> theta_index;
   std::vector<KernelTheta> thetas;

@@ -692,11 +692,44 @@ TEST(ProfileFitTest, GeometriesLaunchingMoreKernelsPayPerLaunch) {
   for (const std::string& n : f->notes) notes += n + "\n";
   EXPECT_NE(notes.find("op_us.conv: 3 geometries launching 1 to 4 kernels per op; each launch beyond the fewest cost 3.5 us"),
             std::string::npos) << notes;
+  // That launch cost is the op's own: its further launches in a model cost it.
+  EXPECT_NEAR(f->params.op_launch_us.at("conv").value, 3.5, 1e-6);
+  EXPECT_NEAR(c->profile.frameworks.at("pytorch-eager").op_launch_us.at("conv").value, 3.5, 1e-6);
   // A geometry that is not a string is refused, naming the row.
   j["dispatch"].back()["geometry"] = 7;
   Expected<Measurements> bad = MeasurementsFromJson(j);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find(".geometry"), std::string::npos) << bad.status().message();
+}
+
+// Empty kernels launched back to back: the slope of the time to launch n of them is one
+// launch's host cost (gpu.launch_us). By hand: 0.8 + 2.25 n us; one length alone gives none.
+TEST(ProfileFitTest, KernelLaunchCostIsTheSlopeOfBackToBackLaunches) {
+  json j = testing::MakeSyntheticMeasurements(H200LikeSpec());
+  Expected<Measurements> none = MeasurementsFromJson(j);
+  ASSERT_TRUE(none.ok());
+  Expected<Calibration> c0 = Calibrate(none.value(), TestOptions());
+  ASSERT_TRUE(c0.ok());
+  EXPECT_FALSE(c0->profile.gpu.launch_us.known());
+  j["launches"] = json::array();
+  for (int n : {1, 16, 64, 256})
+    j["launches"].push_back({{"n", n}, {"issue_us", {{"median", 0.8 + 2.25 * n}, {"p10", 0.7 + 2.2 * n},
+                                                     {"p90", 1.0 + 2.4 * n}}}});
+  Expected<Measurements> m = MeasurementsFromJson(j);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->launches.size(), 4u);
+  Expected<Calibration> c = Calibrate(m.value(), TestOptions());
+  ASSERT_TRUE(c.ok());
+  EXPECT_NEAR(c->profile.gpu.launch_us.value, 2.25, 1e-6);
+  EXPECT_NEAR(HostProfileFromJson(HostProfileToJson(c->profile))->gpu.launch_us.value, 2.25, 1e-6);
+  // A row without n, or with a negative time, is refused, naming the row.
+  j["launches"][2].erase("n");
+  Expected<Measurements> bad = MeasurementsFromJson(j);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("launches[2].n"), std::string::npos) << bad.status().message();
+  j["launches"][2]["n"] = 64;
+  j["launches"][2]["issue_us"]["median"] = -1;
+  EXPECT_FALSE(MeasurementsFromJson(j).ok());
 }
 
 // torch.compile's default mode: its compiled chains of library ops (each convolution with the
