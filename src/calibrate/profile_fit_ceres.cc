@@ -874,131 +874,108 @@ void AttachAnchors(const Measurements& m, const std::vector<size_t>& idx, int nu
 
 bool CalibrateAvailable() { return true; }
 
-Expected<Calibration> Calibrate(const Measurements& m, const FitOptions& options) {
-  Status s = options.Validate();
-  if (!s.ok()) return s;
-  Calibration c;
-  HostProfile& profile = c.profile;
-  profile.host = m.host.is_object() ? m.host : json::object();
-  profile.synthetic = profile.host.value("synthetic", json(false)) == json(true);
-  profile.provenance = json::object();  // the caller knows the files, date and commit
-
-  int num_sms = options.num_sms;
-  if (num_sms == 0) {
-    const json sm = profile.host.value("sm_count", json(nullptr));
-    if (!sm.is_number_integer() || sm.get<int64_t>() <= 0 || sm.get<int64_t>() > 100000)
-      return InvalidInput(
-          "measurements: host.sm_count missing or not a positive integer (needed for wave "
-          "quantization; pass the SM count explicitly to override)");
-    num_sms = sm.get<int>();
+// One kernel class at one dtype (one group of the bench's rows, `idx`): its parameters fitted
+// on all its plain rows, with the held-out error of fits on part of them (`held`: one mask
+// per repeat). `fitted` says whether the parameters may enter the profile.
+static KernelFit FitKernelGroup(const Measurements& m, const std::vector<size_t>& idx,
+                                const std::vector<std::vector<bool>>& held, int num_sms,
+                                const FitOptions& options,
+                                bool* fitted) {
+  *fitted = false;
+  KernelFit kf;
+  kf.cls = m.kernels[idx.front()].work.cls;
+  kf.dtype = m.kernels[idx.front()].work.dtype;
+  const bool has_rate = IsComputeClass(kf.cls);
+  // The class's fit sees its plain rows; rows of a variant (another layout or path of the
+  // same class) only become anchors.
+  std::vector<KernelRow> all;
+  std::vector<size_t> fit_idx;
+  for (size_t i : idx) {
+    if (m.kernels[i].work.variant != KernelVariant::kPlain) continue;
+    all.push_back(MakeKernelRow(m.kernels[i]));
+    fit_idx.push_back(i);
   }
-  profile.gpu.num_sms = num_sms;
-  if (m.kernels.empty() && m.dispatch.empty())
-    return InvalidInput("measurements: no kernel or dispatch rows to fit");
-
-  // ---- kernel classes ----
-  std::vector<std::string> group_of_row;
-  for (const KernelMeasurement& k : m.kernels) group_of_row.push_back(KernelGroupKey(k));
-  // One mask per repeat; repeat r uses seed + r, so repeat 0 is the split of `seed` alone.
-  std::vector<std::vector<bool>> held;
-  for (int r = 0; r < options.holdout_repeats; ++r)
-    held.push_back(HoldoutMask(group_of_row, options.holdout_fraction, options.seed + uint64_t(r),
-                               /*min_train=*/5));
-  std::map<std::string, std::vector<size_t>> rows_of_group;
-  for (size_t i = 0; i < m.kernels.size(); ++i) rows_of_group[group_of_row[i]].push_back(i);
-
-  for (const auto& [key, idx] : rows_of_group) {
-    KernelFit kf;
-    kf.cls = m.kernels[idx.front()].work.cls;
-    kf.dtype = m.kernels[idx.front()].work.dtype;
-    const bool has_rate = IsComputeClass(kf.cls);
-    // The class's fit sees its plain rows; rows of a variant (another layout or path of the
-    // same class) only become anchors.
-    std::vector<KernelRow> all;
-    std::vector<size_t> fit_idx;
-    for (size_t i : idx) {
-      if (m.kernels[i].work.variant != KernelVariant::kPlain) continue;
-      all.push_back(MakeKernelRow(m.kernels[i]));
-      fit_idx.push_back(i);
-    }
-    kf.params.points = int(all.size());
-    kf.params.min_flops = kf.params.min_bytes = INFINITY;
-    kf.params.max_flops = kf.params.max_bytes = 0;
-    for (const KernelRow& r : all) {
-      kf.params.min_flops = std::min(kf.params.min_flops, r.per_kernel.flops);
-      kf.params.max_flops = std::max(kf.params.max_flops, r.per_kernel.flops);
-      kf.params.min_bytes = std::min(kf.params.min_bytes, r.per_kernel.bytes);
-      kf.params.max_bytes = std::max(kf.params.max_bytes, r.per_kernel.bytes);
-    }
-    const int p = NumParams(kf.cls);
-    bool any_bytes = false, any_flops = false;
-    for (const KernelRow& r : all) {
-      any_bytes = any_bytes || r.per_kernel.bytes > 0;
-      any_flops = any_flops || r.per_kernel.flops > 0;
-    }
-    if (int(all.size()) < p + 1) {
-      kf.notes.push_back(std::to_string(all.size()) + " rows, at least " + std::to_string(p + 1) +
-                         " needed");
-    } else if (!any_bytes) {
-      kf.notes.push_back("no row moves any bytes: bandwidth cannot be fitted");
-    } else if (has_rate && !any_flops) {
-      kf.notes.push_back("no row has FLOPs: rate cannot be fitted");
-    }
-    if (!kf.notes.empty()) {
-      c.kernels.push_back(kf);
-      continue;
-    }
-    // Holdout: per repeat, fit on the training rows and score the held-out ones; the errors
-    // of all repeats are pooled.
-    std::vector<double> held_pred, held_meas;
-    for (const std::vector<bool>& mask : held) {
-      std::vector<KernelRow> train, test;
-      for (size_t j = 0; j < fit_idx.size(); ++j) (mask[fit_idx[j]] ? test : train).push_back(all[j]);
-      if (test.empty()) continue;
-      ThetaFit tf = FitKernelClass(train, has_rate, num_sms, options, false);
-      if (!tf.ok) {
-        kf.notes.push_back("holdout fit failed: " + tf.report);
-        continue;
-      }
-      for (const KernelRow& r : test) {
-        held_pred.push_back(RowModelUs(r, tf.theta, tf.tiles, num_sms));
-        held_meas.push_back(r.measured_us);
-      }
-    }
-    if (!held_pred.empty())
-      kf.holdout_error = ComputeErrorStats(held_pred, held_meas);
-    else if (options.holdout_fraction > 0)
-      kf.notes.push_back("too few rows for a holdout");
-    // Final fit on all rows.
-    ThetaFit tf = FitKernelClass(all, has_rate, num_sms, options, true);
-    kf.solver_report = tf.report;
+  kf.params.points = int(all.size());
+  kf.params.min_flops = kf.params.min_bytes = INFINITY;
+  kf.params.max_flops = kf.params.max_bytes = 0;
+  for (const KernelRow& r : all) {
+    kf.params.min_flops = std::min(kf.params.min_flops, r.per_kernel.flops);
+    kf.params.max_flops = std::max(kf.params.max_flops, r.per_kernel.flops);
+    kf.params.min_bytes = std::min(kf.params.min_bytes, r.per_kernel.bytes);
+    kf.params.max_bytes = std::max(kf.params.max_bytes, r.per_kernel.bytes);
+  }
+  const int p = NumParams(kf.cls);
+  bool any_bytes = false, any_flops = false;
+  for (const KernelRow& r : all) {
+    any_bytes = any_bytes || r.per_kernel.bytes > 0;
+    any_flops = any_flops || r.per_kernel.flops > 0;
+  }
+  if (int(all.size()) < p + 1) {
+    kf.notes.push_back(std::to_string(all.size()) + " rows, at least " + std::to_string(p + 1) +
+                       " needed");
+  } else if (!any_bytes) {
+    kf.notes.push_back("no row moves any bytes: bandwidth cannot be fitted");
+  } else if (has_rate && !any_flops) {
+    kf.notes.push_back("no row has FLOPs: rate cannot be fitted");
+  }
+  if (!kf.notes.empty()) {
+    return kf;
+  }
+  // Holdout: per repeat, fit on the training rows and score the held-out ones; the errors
+  // of all repeats are pooled.
+  std::vector<double> held_pred, held_meas;
+  for (const std::vector<bool>& mask : held) {
+    std::vector<KernelRow> train, test;
+    for (size_t j = 0; j < fit_idx.size(); ++j) (mask[fit_idx[j]] ? test : train).push_back(all[j]);
+    if (test.empty()) continue;
+    ThetaFit tf = FitKernelClass(train, has_rate, num_sms, options, false);
     if (!tf.ok) {
-      kf.notes.push_back("solver failed: " + tf.report);
-      c.kernels.push_back(kf);
+      kf.notes.push_back("holdout fit failed: " + tf.report);
       continue;
     }
-    kf.params.floor_us = tf.floor_us;
-    kf.params.bandwidth_gbps = tf.bandwidth_gbps;
-    kf.params.rate_tflops = has_rate ? tf.rate_tflops : Param{};
-    kf.params.tile_m = tf.tiles.tile_m;
-    kf.params.tile_n = tf.tiles.tile_n;
-    kf.notes.insert(kf.notes.end(), tf.notes.begin(), tf.notes.end());
-    std::vector<double> pred, meas;
-    for (const KernelRow& r : all) {
-      pred.push_back(RowModelUs(r, tf.theta, tf.tiles, num_sms));
-      meas.push_back(r.measured_us);
+    for (const KernelRow& r : test) {
+      held_pred.push_back(RowModelUs(r, tf.theta, tf.tiles, num_sms));
+      held_meas.push_back(r.measured_us);
     }
-    kf.params.r2 = LogR2(pred, meas);
-    kf.fit_error = ComputeErrorStats(pred, meas);
-    kf.params.median_abs_err_pct = kf.fit_error.median_abs_pct;
-    if (!std::isfinite(kf.params.r2))
-      kf.notes.push_back("R² undefined: measured times do not vary");
-    if (options.anchors) AttachAnchors(m, idx, num_sms, &kf);
-    profile.gpu.kernels[key] = kf.params;
-    c.kernels.push_back(kf);
   }
+  if (!held_pred.empty())
+    kf.holdout_error = ComputeErrorStats(held_pred, held_meas);
+  else if (options.holdout_fraction > 0)
+    kf.notes.push_back("too few rows for a holdout");
+  // Final fit on all rows.
+  ThetaFit tf = FitKernelClass(all, has_rate, num_sms, options, true);
+  kf.solver_report = tf.report;
+  if (!tf.ok) {
+    kf.notes.push_back("solver failed: " + tf.report);
+    return kf;
+  }
+  kf.params.floor_us = tf.floor_us;
+  kf.params.bandwidth_gbps = tf.bandwidth_gbps;
+  kf.params.rate_tflops = has_rate ? tf.rate_tflops : Param{};
+  kf.params.tile_m = tf.tiles.tile_m;
+  kf.params.tile_n = tf.tiles.tile_n;
+  kf.notes.insert(kf.notes.end(), tf.notes.begin(), tf.notes.end());
+  std::vector<double> pred, meas;
+  for (const KernelRow& r : all) {
+    pred.push_back(RowModelUs(r, tf.theta, tf.tiles, num_sms));
+    meas.push_back(r.measured_us);
+  }
+  kf.params.r2 = LogR2(pred, meas);
+  kf.fit_error = ComputeErrorStats(pred, meas);
+  kf.params.median_abs_err_pct = kf.fit_error.median_abs_pct;
+  if (!std::isfinite(kf.params.r2))
+    kf.notes.push_back("R² undefined: measured times do not vary");
+  if (options.anchors) AttachAnchors(m, idx, num_sms, &kf);
+  *fitted = true;
+  return kf;
+}
 
-  // ---- frameworks ----
+// The frameworks' CPU costs: per dispatch class from the chains of tiny ops, per op type from
+// the per-op chains (Python eager, torch.compile's library calls), a replay's costs for the graph
+// frameworks. Returns libtorch-eager's GPU-bound rows, from which the GPU's own gap is fitted.
+static std::vector<const DispatchMeasurement*> FitFrameworks(const Measurements& m, const FitOptions& options,
+                                                             Calibration* c) {
+  HostProfile& profile = c->profile;
   std::map<Framework, std::vector<const DispatchMeasurement*>> rows_of_framework;
   std::map<Framework, std::vector<const DispatchMeasurement*>> op_rows_of_framework;
   std::vector<const DispatchMeasurement*> graph_chains;  // model-sized kernels, cuda-graph
@@ -1041,32 +1018,85 @@ Expected<Calibration> Calibrate(const Measurements& m, const FitOptions& options
       }
     }
     if (f.params.call_us.known()) profile.frameworks[FrameworkName(fw)] = f.params;
-    c.frameworks.push_back(f);
+    c->frameworks.push_back(f);
   }
   // Graphs of model-sized blocks: reported, not fitted (docs/calibration.md).
-  for (FrameworkFit& f : c.frameworks) {
+  for (FrameworkFit& f : c->frameworks) {
     if (f.framework != Framework::kCudaGraph || graph_chains.empty()) continue;
     for (const std::string& note : GraphChainNotes(graph_chains, f.params)) f.notes.push_back(note);
   }
 
-  // ---- GPU gap between back-to-back kernels (libtorch-eager, GPU-bound rows only) ----
-  auto eager = rows_of_framework.find(Framework::kLibtorchEager);
-  if (eager == rows_of_framework.end()) {
-    c.notes.push_back("gpu.kernel_gap_us null: no libtorch-eager dispatch rows");
+  return gpu_bound_eager;
+}
+
+// The GPU's gap between two back-to-back kernels: from libtorch-eager's GPU-bound rows only (a
+// CPU-bound chain shows the CPU's dispatch interval, not the GPU's gap).
+static void FitKernelGap(const Measurements& m, const std::vector<const DispatchMeasurement*>& gpu_bound_eager,
+                         const FitOptions& options, Calibration* c) {
+  std::vector<const DispatchMeasurement*> eager;
+  for (const DispatchMeasurement& d : m.dispatch)
+    if (d.framework == Framework::kLibtorchEager && d.chain.empty() && d.op.empty()) eager.push_back(&d);
+  if (eager.empty()) {
+    c->notes.push_back("gpu.kernel_gap_us null: no libtorch-eager dispatch rows");
   } else if (gpu_bound_eager.empty()) {
     bool any_gpu = false;
-    for (const auto* d : eager->second) any_gpu = any_gpu || (d->gpu_span_us >= 0 && d->gpu_kernel_us >= 0);
-    c.notes.push_back(
+    for (const auto* d : eager) any_gpu = any_gpu || (d->gpu_span_us >= 0 && d->gpu_kernel_us >= 0);
+    c->notes.push_back(
         any_gpu ? "gpu.kernel_gap_us null: every libtorch-eager row is CPU bound (kernel time "
                   "per op below the dispatch cost), so the GPU waits on the CPU and its own gap "
                   "between kernels cannot be observed"
                 : "gpu.kernel_gap_us null: libtorch-eager rows carry no gpu_span_us/gpu_kernel_us");
   } else {
     int used = 0;
-    profile.gpu.kernel_gap_us = FitGap(gpu_bound_eager, options, &c.gap_solver_reports, &used);
-    c.notes.push_back("gpu.kernel_gap_us from " + std::to_string(used) +
+    c->profile.gpu.kernel_gap_us = FitGap(gpu_bound_eager, options, &c->gap_solver_reports, &used);
+    c->notes.push_back("gpu.kernel_gap_us from " + std::to_string(used) +
                       " GPU-bound libtorch-eager row(s)");
   }
+}
+
+Expected<Calibration> Calibrate(const Measurements& m, const FitOptions& options) {
+  Status s = options.Validate();
+  if (!s.ok()) return s;
+  Calibration c;
+  HostProfile& profile = c.profile;
+  profile.host = m.host.is_object() ? m.host : json::object();
+  profile.synthetic = profile.host.value("synthetic", json(false)) == json(true);
+  profile.provenance = json::object();  // the caller knows the files, date and commit
+
+  int num_sms = options.num_sms;
+  if (num_sms == 0) {
+    const json sm = profile.host.value("sm_count", json(nullptr));
+    if (!sm.is_number_integer() || sm.get<int64_t>() <= 0 || sm.get<int64_t>() > 100000)
+      return InvalidInput(
+          "measurements: host.sm_count missing or not a positive integer (needed for wave "
+          "quantization; pass the SM count explicitly to override)");
+    num_sms = sm.get<int>();
+  }
+  profile.gpu.num_sms = num_sms;
+  if (m.kernels.empty() && m.dispatch.empty())
+    return InvalidInput("measurements: no kernel or dispatch rows to fit");
+
+  // ---- kernel classes ----
+  std::vector<std::string> group_of_row;
+  for (const KernelMeasurement& k : m.kernels) group_of_row.push_back(KernelGroupKey(k));
+  // One mask per repeat; repeat r uses seed + r, so repeat 0 is the split of `seed` alone.
+  std::vector<std::vector<bool>> held;
+  for (int r = 0; r < options.holdout_repeats; ++r)
+    held.push_back(HoldoutMask(group_of_row, options.holdout_fraction, options.seed + uint64_t(r),
+                               /*min_train=*/5));
+  std::map<std::string, std::vector<size_t>> rows_of_group;
+  for (size_t i = 0; i < m.kernels.size(); ++i) rows_of_group[group_of_row[i]].push_back(i);
+
+  for (const auto& [key, idx] : rows_of_group) {
+    bool fitted = false;
+    KernelFit kf = FitKernelGroup(m, idx, held, num_sms, options, &fitted);
+    if (fitted) profile.gpu.kernels[key] = kf.params;
+    c.kernels.push_back(kf);
+  }
+
+  // ---- frameworks, and the GPU gap between back-to-back kernels ----
+  const std::vector<const DispatchMeasurement*> gpu_bound_eager = FitFrameworks(m, options, &c);
+  FitKernelGap(m, gpu_bound_eager, options, &c);
 
   // ---- one kernel launch with nothing around it ----
   profile.gpu.launch_us = FitLaunch(m.launches, options, &c.notes);

@@ -899,292 +899,336 @@ class Walker {
     }
   }
 
+  // An op's kernels: the main one its recipe describes (the *Work helpers below fill its class,
+  // shape, FLOPs and bytes), then the side kernels the host's PyTorch launches around it.
   Status AddKernels(int index, const Op& op, KernelRecipe recipe) {
     KernelWork k;
     k.op_index = index;
     k.dtype = opt_.precision;
     static const std::string kNone;
     const std::string& out = op.outputs.empty() ? kNone : op.outputs[0];
-    double out_bytes = Bytes(out);
+    const double out_bytes = Bytes(out);
     if (out_bytes < 0) return Missing(op, out);
+    Status s = Status::Ok();
     switch (recipe) {
       case KernelRecipe::kNone: return Status::Ok();
-      case KernelRecipe::kLinear: {
-        if (op.inputs.size() < 2) return InvalidInput("node '" + op.name + "': linear needs x and weight");
-        const Shape* w = ShapeOf(op.inputs[1]);
-        if (!w || w->size() != 2 || !(*w)[0].known() || !(*w)[1].known()) return Missing(op, op.inputs[1]);
-        // aten::linear weight is [out, in]; aten::addmm(bias, x, w) has w [in, out].
-        bool addmm = Eq(op.type, "addmm");
-        const Shape* wa = addmm ? ShapeOf(op.inputs.size() > 2 ? op.inputs[2] : "") : w;
-        if (!wa || wa->size() != 2) return Missing(op, op.inputs.size() > 2 ? op.inputs[2] : "weight");
-        int64_t n = addmm ? (*wa)[1].value : (*wa)[0].value;
-        int64_t kk = addmm ? (*wa)[0].value : (*wa)[1].value;
-        double out_n = Numel(out);
-        k.cls = KernelClass::kGemm;
-        k.n = n;
-        k.k = kk;
-        k.m = int64_t(out_n / double(n));
-        k.flops = 2.0 * double(k.m) * double(n) * double(kk);
-        k.bytes = (double(k.m) * kk + double(n) * kk + double(k.m) * n + n) * DTypeSize(k.dtype);
-        // Eager addmm fuses the bias into cuBLASLt's epilogue; TorchScript decomposes it into
-        // mm and a broadcast add (see the bias kernel below).
-        if (addmm) k.variant = AddmmRunsAsMmAndAdd() ? KernelVariant::kGemmNN : KernelVariant::kGemmNNBias;
-        break;
-      }
+      case KernelRecipe::kLinear: s = LinearWork(op, out, &k); break;
       case KernelRecipe::kMatMul:
-      case KernelRecipe::kGemmOnnx: {
-        if (op.inputs.size() < 2) return InvalidInput("node '" + op.name + "': matmul needs two inputs");
-        const Shape* a = ShapeOf(op.inputs[0]);
-        const Shape* b = ShapeOf(op.inputs[1]);
-        const Shape* o = ShapeOf(out);
-        if (!a || a->empty()) return Missing(op, op.inputs[0]);
-        if (!b || b->empty()) return Missing(op, op.inputs[1]);
-        if (!o) return Missing(op, out);
-        int64_t kk;
-        if (recipe == KernelRecipe::kGemmOnnx) {
-          kk = op.IntAttr("transA", 0) ? (*a)[0].value : a->back().value;
-        } else {
-          kk = a->back().value;
-        }
-        double out_n = Numel(out);
-        int64_t n = o->empty() ? 1 : o->back().value;
-        if (b->size() <= 2 || recipe == KernelRecipe::kGemmOnnx) {
-          // Weight-like right operand: the batch folds into M. In PyTorch it is stored [k, n]
-          // (x @ W), which cuBLAS runs with other kernels than nn.Linear's x @ W^T.
-          k.batch = 1;
-          k.m = int64_t(out_n / double(std::max<int64_t>(n, 1)));
-          if (IsAten(op.domain) && recipe == KernelRecipe::kMatMul) k.variant = KernelVariant::kGemmNN;
-        } else {
-          k.m = o->size() >= 2 ? (*o)[o->size() - 2].value : 1;
-          k.batch = int64_t(out_n / double(std::max<int64_t>(k.m * n, 1)));
-        }
-        k.cls = KernelClass::kGemm;
-        k.n = n;
-        k.k = kk;
-        k.flops = 2.0 * out_n * double(kk);
-        double ba = Bytes(op.inputs[0]), bb = Bytes(op.inputs[1]);
-        if (ba < 0) return Missing(op, op.inputs[0]);
-        if (bb < 0) return Missing(op, op.inputs[1]);
-        k.bytes = ba + bb + out_bytes;
-        break;
-      }
-      case KernelRecipe::kConv: {
-        const Shape* x = ShapeOf(op.inputs.empty() ? "" : op.inputs[0]);
-        const Shape* w = ShapeOf(op.inputs.size() > 1 ? op.inputs[1] : "");
-        const Shape* o = ShapeOf(out);
-        if (!x || x->size() < 3) return Missing(op, op.inputs.empty() ? "input" : op.inputs[0]);
-        if (!w || w->size() < 3) return Missing(op, op.inputs.size() > 1 ? op.inputs[1] : "weight");
-        if (!o) return Missing(op, out);
-        int64_t groups = op.IntAttr("group", op.IntAttr("groups", 1));
-        int64_t cin = (*x)[1].value, cout = (*w)[0].value, cin_g = (*w)[1].value;
-        double kernel = 1;
-        for (size_t i = 2; i < w->size(); ++i) kernel *= double((*w)[i].value);
-        double spatial = 1;
-        for (size_t i = 2; i < o->size(); ++i) spatial *= double((*o)[i].value);
-        k.cls = (groups > 1 && cin_g == 1 && groups == cin) ? KernelClass::kDepthwise : KernelClass::kConv;
-        k.m = int64_t(double((*o)[0].value) * spatial);
-        k.n = cout / std::max<int64_t>(groups, 1);
-        k.k = int64_t(double(cin_g) * kernel);
-        k.batch = groups;
-        k.flops = 2.0 * double(k.m) * double(k.n) * double(k.k) * double(groups);
-        double bx = Bytes(op.inputs[0]), bw = Bytes(op.inputs[1]);
-        k.bytes = bx + bw + out_bytes;
-        const bool nhwc = InSet(channels_last_, op.inputs[0]);
-        if (k.cls == KernelClass::kDepthwise) {
-          // A depthwise kernel is priced by its bytes; a large-kernel or channels-last one by
-          // its geometry too (outputs per channel, channels, kernel area), since 5x5 and 7x7
-          // layers of equal bytes differ in time.
-          if (kernel > 9 || nhwc) {
-            k.variant = nhwc ? KernelVariant::kNhwc : KernelVariant::kLargeKernel;
-            k.n = cout;
-            k.k = int64_t(kernel);
-            k.batch = 1;
-          } else {
-            k.m = k.n = k.k = 0;
-          }
-        } else if (nhwc) {
-          k.variant = KernelVariant::kNhwc;
-        } else if (groups > 1) {
-          k.variant = KernelVariant::kGrouped;
-        } else if (kernel == 1) {
-          k.variant = KernelVariant::kPointwise;
-        } else if (IsPatchify(op, *w)) {
-          k.variant = KernelVariant::kPatchify;
-        }
-        break;
-      }
-      case KernelRecipe::kAttention: {
-        const Shape* q = ShapeOf(op.inputs.empty() ? "" : op.inputs[0]);
-        const Shape* kv = ShapeOf(op.inputs.size() > 1 ? op.inputs[1] : "");
-        if (!q || q->size() != 4) return Missing(op, op.inputs.empty() ? "query" : op.inputs[0]);
-        if (!kv || kv->size() != 4) return Missing(op, op.inputs.size() > 1 ? op.inputs[1] : "key");
-        double bh = double((*q)[0].value) * double((*q)[1].value);
-        double sq = double((*q)[2].value), d = double((*q)[3].value), sk = double((*kv)[2].value);
-        // HF models drop an all-ones padding mask in eager mode (a data-dependent check), while
-        // a trace keeps it: eager runs the unmasked kernel, TorchScript the masked one. So does
-        // a graph captured from the eager module: during a capture the check cannot read the
-        // mask, and the mask is kept (CUPTI, H100, BERT-base fp16: 168 kernels per eager call,
-        // 214 per replay of its graph, with a where and two fills per layer). torch.compile
-        // passes the mask to the same cuDNN kernel eager runs unmasked, building it once per
-        // call in a Triton kernel (CUPTI, H100, BERT-base fp16: 12 cuDNN SDPA kernels and 12
-        // memsets per call, no where), so it is priced as eager's attention.
-        const bool eager_fw = RunsEagerCode() || IsTorchCompile(opt_.framework);
-        const bool masked = op.inputs.size() > 3 && !op.inputs[3].empty() &&
-                            !(eager_fw && IsAten(op.domain));
-        k.cls = masked ? KernelClass::kAttentionMasked : KernelClass::kAttention;
-        k.flops = 4.0 * bh * sq * sk * d;
-        k.m = int64_t(sq);
-        k.n = 1;  // one tile column: the head dim fits a tile
-        k.k = int64_t(sk * d / 64.0 + 0.5);
-        k.batch = int64_t(bh);
-        k.bytes = 0;
-        for (size_t i = 0; i < op.inputs.size(); ++i) {
-          double b = Bytes(op.inputs[i]);
-          if (b > 0) k.bytes += b;
-        }
-        k.bytes += out_bytes;
-        work_.kernels.push_back(k);
-        AddAttentionAux(index, op, bh, sq, sk, op.inputs.size() > 3 && !op.inputs[3].empty());
-        return Status::Ok();
-      }
+      case KernelRecipe::kGemmOnnx: s = MatMulWork(op, recipe, out, out_bytes, &k); break;
+      case KernelRecipe::kConv: s = ConvWork(op, out, out_bytes, &k); break;
+      case KernelRecipe::kAttention: return AddAttention(index, op, out_bytes, &k);
       case KernelRecipe::kReduction:
       case KernelRecipe::kNorm:
-      case KernelRecipe::kElementwise: {
-        k.cls = recipe == KernelRecipe::kReduction ? KernelClass::kReduction
-                : recipe == KernelRecipe::kNorm    ? KernelClass::kNorm
-                                                   : KernelClass::kElementwise;
-        double in_bytes = 0;
-        for (const std::string& in : op.inputs) {
-          double b = Bytes(in);
-          if (b > 0) in_bytes += b;
-        }
-        double total_out = 0;
-        for (const std::string& o : op.outputs) {
-          double b = Bytes(o);
-          if (b > 0) total_out += b;
-        }
-        k.bytes = in_bytes + total_out;
-        double n = Numel(out);
-        k.flops = (recipe == KernelRecipe::kElementwise ? 1.0 : 5.0) * std::max(n, 0.0);
-        if (recipe == KernelRecipe::kReduction && IsWindowPool(op.type)) k.variant = KernelVariant::kPool;
-        if (recipe == KernelRecipe::kElementwise) {
-          // An operand broadcast along a dimension (a bias row over a matrix) keeps ATen's
-          // TensorIterator off its vectorized path.
-          for (const std::string& in : op.inputs) {
-            const double e = Numel(in);
-            if (e > 1 && e < n) k.variant = KernelVariant::kBroadcast;
-          }
-        }
-        break;
-      }
-      case KernelRecipe::kNativeMha:
-        return AddNativeMha(index, op);
+      case KernelRecipe::kElementwise: PointwiseWork(op, recipe, out, &k); break;
+      case KernelRecipe::kNativeMha: return AddNativeMha(index, op);
       case KernelRecipe::kCounted: {
-        Expected<OpCost> c = CostRegistry::Default().Count(g_, op);
-        if (!c.ok()) return c.status();
-        if (!c->launches_work) return Status::Ok();
-        k.cls = c->macs > 0 ? KernelClass::kGemm : KernelClass::kElementwise;
-        k.flops = c->flops;
-        // Counted bytes are at the file's dtypes; scale floating tensors to the run's.
-        k.bytes = (c->bytes_read + c->bytes_written) * ByteScale(op);
+        Expected<bool> launches = CountedWork(op, &k);
+        if (!launches.ok()) return launches.status();
+        if (!launches.value()) return Status::Ok();
         break;
       }
-      case KernelRecipe::kCopy:
-        k.cls = KernelClass::kCopy;
-        k.bytes = 2.0 * out_bytes;
-        // Concatenating contiguous tensors copies whole blocks (ATen's vectorized
-        // CatArrayBatchedCopy): elementwise speed, not the strided transpose the copy class
-        // measures. With a transposed or sliced input ATen runs its strided kernel, which the
-        // copy class prices. (CUPTI, H100, fp16, batch 64: DenseNet-121's 58 concatenations
-        // of contiguous tensors 1.41 ms, vectorized; GPT-2's 48 with a transposed key or value
-        // 1.92 ms, ShuffleNetV2's 13 with a chunk 0.19 ms, neither vectorized; so are the
-        // 24 of GPT-2's cache that join an empty tensor and the past.)
-        if (Eq(op.type, "cat") || Eq(op.type, "stack") || Eq(op.type, "Concat") ||
-            Eq(op.type, "concat")) {
-          bool contiguous_inputs = true;
-          for (const auto& in : op.inputs)
-            if (InSet(strided_, in) || InSet(sliced_, in) || Numel(in) == 0) contiguous_inputs = false;
-          if (contiguous_inputs) k.variant = KernelVariant::kContiguous;
-        }
-        break;
-      case KernelRecipe::kGather: {
-        k.cls = KernelClass::kGather;
-        double idx = op.inputs.size() > 1 ? Bytes(op.inputs[1]) : 0;
-        k.bytes = 2.0 * out_bytes + std::max(idx, 0.0);
-        break;
-      }
+      case KernelRecipe::kCopy: CopyWork(op, out_bytes, &k); break;
+      case KernelRecipe::kGather: GatherWork(op, out_bytes, &k); break;
     }
-    if (recipe == KernelRecipe::kNorm &&
-        ((IsAten(op.domain) && Eq(op.type, "batch_norm")) || (op.domain.empty() && Eq(op.type, "BatchNormalization"))))
-      k.variant = KernelVariant::kBatchNorm;
-    if (recipe == KernelRecipe::kNorm &&
-        ((IsAten(op.domain) && (Eq(op.type, "layer_norm") || Eq(op.type, "native_layer_norm"))) ||
-         (op.domain.empty() && Eq(op.type, "LayerNormalization")))) {
-      // Shaped by its rows and the normalized size: the weight's elements (or, without one,
-      // the last dim).
-      const Shape* x = ShapeOf(op.inputs.empty() ? "" : op.inputs[0]);
-      double hidden = op.inputs.size() > 1 && !op.inputs[1].empty() ? Numel(op.inputs[1]) : -1;
-      if (!(hidden > 0) && x && !x->empty() && x->back().known()) hidden = double(x->back().value);
-      const double n = Numel(op.inputs.empty() ? "" : op.inputs[0]);
-      if (hidden > 0 && n >= hidden) {
-        k.variant = KernelVariant::kLayerNorm;
-        k.m = int64_t(n / hidden + 0.5);
-        k.n = int64_t(hidden);
-        k.k = 1;
-        k.batch = 1;
-      }
-    }
+    if (!s.ok()) return s;
+    NormVariant(op, recipe, &k);
     work_.kernels.push_back(k);
-    const bool half = opt_.precision == DType::kFloat16 || opt_.precision == DType::kBFloat16;
-    if (half && ((Eq(op.type, "batch_norm") && IsAten(op.domain)) ||
-                 (Eq(op.type, "BatchNormalization") && op.domain.empty()))) {
-      // Half-precision inference batch norm is ATen's native kernel, not cuDNN's: small fp32
-      // kernels over the channel statistics precede the transform
-      // (KernelFacts::batch_norm_half_stat_kernels). An exported BatchNormalization the
-      // exporter left unfolded (DenseNet's pre-activation ones) is the same module.
-      const Shape* x = ShapeOf(op.inputs.empty() ? "" : op.inputs[0]);
-      const double channels = x && x->size() >= 2 && (*x)[1].known() ? double((*x)[1].value) : 0;
-      for (int i = 0; i < opt_.facts.batch_norm_half_stat_kernels; ++i) {
-        KernelWork c;
-        c.op_index = index;
-        c.dtype = DType::kFloat32;
-        c.cls = KernelClass::kElementwise;
-        c.flops = channels;
-        c.bytes = channels * opt_.facts.batch_norm_stat_bytes_per_channel;
-        work_.kernels.push_back(c);
+    AddSideKernels(index, op, recipe, out, out_bytes);
+    return Status::Ok();
+  }
+
+  // nn.Linear's x @ W^T, or aten::addmm(bias, x, w): one GEMM.
+  Status LinearWork(const Op& op, const std::string& out, KernelWork* kw) {
+    if (op.inputs.size() < 2) return InvalidInput("node '" + op.name + "': linear needs x and weight");
+    const Shape* w = ShapeOf(op.inputs[1]);
+    if (!w || w->size() != 2 || !(*w)[0].known() || !(*w)[1].known()) return Missing(op, op.inputs[1]);
+    // aten::linear weight is [out, in]; aten::addmm(bias, x, w) has w [in, out].
+    bool addmm = Eq(op.type, "addmm");
+    const Shape* wa = addmm ? ShapeOf(op.inputs.size() > 2 ? op.inputs[2] : "") : w;
+    if (!wa || wa->size() != 2) return Missing(op, op.inputs.size() > 2 ? op.inputs[2] : "weight");
+    int64_t n = addmm ? (*wa)[1].value : (*wa)[0].value;
+    int64_t kk = addmm ? (*wa)[0].value : (*wa)[1].value;
+    double out_n = Numel(out);
+    kw->cls = KernelClass::kGemm;
+    kw->n = n;
+    kw->k = kk;
+    kw->m = int64_t(out_n / double(n));
+    kw->flops = 2.0 * double(kw->m) * double(n) * double(kk);
+    kw->bytes = (double(kw->m) * kk + double(n) * kk + double(kw->m) * n + n) * DTypeSize(kw->dtype);
+    // Eager addmm fuses the bias into cuBLASLt's epilogue; TorchScript decomposes it into
+    // mm and a broadcast add (see the bias kernel below).
+    if (addmm) kw->variant = AddmmRunsAsMmAndAdd() ? KernelVariant::kGemmNN : KernelVariant::kGemmNNBias;
+    return Status::Ok();
+  }
+
+  // A matrix product (aten::matmul, ONNX MatMul and Gemm): one GEMM, batched where both
+  // operands are.
+  Status MatMulWork(const Op& op, KernelRecipe recipe, const std::string& out, double out_bytes,
+                    KernelWork* kw) {
+    if (op.inputs.size() < 2) return InvalidInput("node '" + op.name + "': matmul needs two inputs");
+    const Shape* a = ShapeOf(op.inputs[0]);
+    const Shape* b = ShapeOf(op.inputs[1]);
+    const Shape* o = ShapeOf(out);
+    if (!a || a->empty()) return Missing(op, op.inputs[0]);
+    if (!b || b->empty()) return Missing(op, op.inputs[1]);
+    if (!o) return Missing(op, out);
+    int64_t kk;
+    if (recipe == KernelRecipe::kGemmOnnx) {
+      kk = op.IntAttr("transA", 0) ? (*a)[0].value : a->back().value;
+    } else {
+      kk = a->back().value;
+    }
+    double out_n = Numel(out);
+    int64_t n = o->empty() ? 1 : o->back().value;
+    if (b->size() <= 2 || recipe == KernelRecipe::kGemmOnnx) {
+      // Weight-like right operand: the batch folds into M. In PyTorch it is stored [k, n]
+      // (x @ W), which cuBLAS runs with other kernels than nn.Linear's x @ W^T.
+      kw->batch = 1;
+      kw->m = int64_t(out_n / double(std::max<int64_t>(n, 1)));
+      if (IsAten(op.domain) && recipe == KernelRecipe::kMatMul) kw->variant = KernelVariant::kGemmNN;
+    } else {
+      kw->m = o->size() >= 2 ? (*o)[o->size() - 2].value : 1;
+      kw->batch = int64_t(out_n / double(std::max<int64_t>(kw->m * n, 1)));
+    }
+    kw->cls = KernelClass::kGemm;
+    kw->n = n;
+    kw->k = kk;
+    kw->flops = 2.0 * out_n * double(kk);
+    double ba = Bytes(op.inputs[0]), bb = Bytes(op.inputs[1]);
+    if (ba < 0) return Missing(op, op.inputs[0]);
+    if (bb < 0) return Missing(op, op.inputs[1]);
+    kw->bytes = ba + bb + out_bytes;
+    return Status::Ok();
+  }
+
+  // A convolution: an implicit GEMM, or a depthwise kernel priced by its bytes.
+  Status ConvWork(const Op& op, const std::string& out, double out_bytes, KernelWork* kw) {
+    const Shape* x = ShapeOf(op.inputs.empty() ? "" : op.inputs[0]);
+    const Shape* w = ShapeOf(op.inputs.size() > 1 ? op.inputs[1] : "");
+    const Shape* o = ShapeOf(out);
+    if (!x || x->size() < 3) return Missing(op, op.inputs.empty() ? "input" : op.inputs[0]);
+    if (!w || w->size() < 3) return Missing(op, op.inputs.size() > 1 ? op.inputs[1] : "weight");
+    if (!o) return Missing(op, out);
+    int64_t groups = op.IntAttr("group", op.IntAttr("groups", 1));
+    int64_t cin = (*x)[1].value, cout = (*w)[0].value, cin_g = (*w)[1].value;
+    double kernel = 1;
+    for (size_t i = 2; i < w->size(); ++i) kernel *= double((*w)[i].value);
+    double spatial = 1;
+    for (size_t i = 2; i < o->size(); ++i) spatial *= double((*o)[i].value);
+    kw->cls = (groups > 1 && cin_g == 1 && groups == cin) ? KernelClass::kDepthwise : KernelClass::kConv;
+    kw->m = int64_t(double((*o)[0].value) * spatial);
+    kw->n = cout / std::max<int64_t>(groups, 1);
+    kw->k = int64_t(double(cin_g) * kernel);
+    kw->batch = groups;
+    kw->flops = 2.0 * double(kw->m) * double(kw->n) * double(kw->k) * double(groups);
+    double bx = Bytes(op.inputs[0]), bw = Bytes(op.inputs[1]);
+    kw->bytes = bx + bw + out_bytes;
+    const bool nhwc = InSet(channels_last_, op.inputs[0]);
+    if (kw->cls == KernelClass::kDepthwise) {
+      // A depthwise kernel is priced by its bytes; a large-kernel or channels-last one by
+      // its geometry too (outputs per channel, channels, kernel area), since 5x5 and 7x7
+      // layers of equal bytes differ in time.
+      if (kernel > 9 || nhwc) {
+        kw->variant = nhwc ? KernelVariant::kNhwc : KernelVariant::kLargeKernel;
+        kw->n = cout;
+        kw->k = int64_t(kernel);
+        kw->batch = 1;
+      } else {
+        kw->m = kw->n = kw->k = 0;
       }
-    }
-    if (recipe == KernelRecipe::kConv && opt_.facts.conv_bias_kernel && (IsAten(op.domain) || op.domain.empty()) &&
-        op.inputs.size() > 2 && !op.inputs[2].empty() && Numel(op.inputs[2]) > 0) {
-      // ATen adds a convolution's bias after cuDNN's kernel, with its strided elementwise add
-      // over the output; an ONNX Conv's bias is priced the same way (one more kernel over the
-      // output either way; KernelFacts::conv_bias_kernel).
-      KernelWork b;
-      b.op_index = index;
-      b.dtype = opt_.precision;
-      b.cls = KernelClass::kElementwise;
-      b.variant = KernelVariant::kBroadcast;
-      b.flops = std::max(0.0, Numel(out));
-      b.bytes = 2.0 * out_bytes + std::max(0.0, Bytes(op.inputs[2]));
-      work_.kernels.push_back(b);
-    }
-    if (AddmmRunsAsMmAndAdd() && Eq(op.type, "addmm") && IsAten(op.domain)) {
-      // aten::addmm(bias, x, w) as Hugging Face's Conv1D calls it (GPT-2): TorchScript's
-      // DecomposeOps pass turns it into mm and an add of the broadcast bias, ATen's strided
-      // elementwise kernel (CUPTI, H100 and H200); eager runs one cuBLASLt GEMM with a bias
-      // epilogue.
-      KernelWork b;
-      b.op_index = index;
-      b.dtype = opt_.precision;
-      b.cls = KernelClass::kElementwise;
-      b.variant = KernelVariant::kBroadcast;
-      b.flops = Numel(out);
-      b.bytes = 2.0 * out_bytes + std::max(0.0, Bytes(op.inputs.empty() ? "" : op.inputs[0]));
-      work_.kernels.push_back(b);
+    } else if (nhwc) {
+      kw->variant = KernelVariant::kNhwc;
+    } else if (groups > 1) {
+      kw->variant = KernelVariant::kGrouped;
+    } else if (kernel == 1) {
+      kw->variant = KernelVariant::kPointwise;
+    } else if (IsPatchify(op, *w)) {
+      kw->variant = KernelVariant::kPatchify;
     }
     return Status::Ok();
   }
 
+  // Fused attention (scaled_dot_product_attention and its forms): its kernel, then the side
+  // kernels around it (AddAttentionAux).
+  Status AddAttention(int index, const Op& op, double out_bytes, KernelWork* kw) {
+    const Shape* q = ShapeOf(op.inputs.empty() ? "" : op.inputs[0]);
+    const Shape* kv = ShapeOf(op.inputs.size() > 1 ? op.inputs[1] : "");
+    if (!q || q->size() != 4) return Missing(op, op.inputs.empty() ? "query" : op.inputs[0]);
+    if (!kv || kv->size() != 4) return Missing(op, op.inputs.size() > 1 ? op.inputs[1] : "key");
+    double bh = double((*q)[0].value) * double((*q)[1].value);
+    double sq = double((*q)[2].value), d = double((*q)[3].value), sk = double((*kv)[2].value);
+    // HF models drop an all-ones padding mask in eager mode (a data-dependent check), while
+    // a trace keeps it: eager runs the unmasked kernel, TorchScript the masked one. So does
+    // a graph captured from the eager module: during a capture the check cannot read the
+    // mask, and the mask is kept (CUPTI, H100, BERT-base fp16: 168 kernels per eager call,
+    // 214 per replay of its graph, with a where and two fills per layer). torch.compile
+    // passes the mask to the same cuDNN kernel eager runs unmasked, building it once per
+    // call in a Triton kernel (CUPTI, H100, BERT-base fp16: 12 cuDNN SDPA kernels and 12
+    // memsets per call, no where), so it is priced as eager's attention.
+    const bool eager_fw = RunsEagerCode() || IsTorchCompile(opt_.framework);
+    const bool masked = op.inputs.size() > 3 && !op.inputs[3].empty() &&
+                        !(eager_fw && IsAten(op.domain));
+    kw->cls = masked ? KernelClass::kAttentionMasked : KernelClass::kAttention;
+    kw->flops = 4.0 * bh * sq * sk * d;
+    kw->m = int64_t(sq);
+    kw->n = 1;  // one tile column: the head dim fits a tile
+    kw->k = int64_t(sk * d / 64.0 + 0.5);
+    kw->batch = int64_t(bh);
+    kw->bytes = 0;
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      double b = Bytes(op.inputs[i]);
+      if (b > 0) kw->bytes += b;
+    }
+    kw->bytes += out_bytes;
+    work_.kernels.push_back(*kw);
+    AddAttentionAux(index, op, bh, sq, sk, op.inputs.size() > 3 && !op.inputs[3].empty());
+    return Status::Ok();
+  }
+
+  // Element-wise ops, reductions and norms: memory-bound kernels priced by their bytes.
+  void PointwiseWork(const Op& op, KernelRecipe recipe, const std::string& out, KernelWork* kw) {
+    kw->cls = recipe == KernelRecipe::kReduction ? KernelClass::kReduction
+            : recipe == KernelRecipe::kNorm    ? KernelClass::kNorm
+                                               : KernelClass::kElementwise;
+    double in_bytes = 0;
+    for (const std::string& in : op.inputs) {
+      double b = Bytes(in);
+      if (b > 0) in_bytes += b;
+    }
+    double total_out = 0;
+    for (const std::string& o : op.outputs) {
+      double b = Bytes(o);
+      if (b > 0) total_out += b;
+    }
+    kw->bytes = in_bytes + total_out;
+    double n = Numel(out);
+    kw->flops = (recipe == KernelRecipe::kElementwise ? 1.0 : 5.0) * std::max(n, 0.0);
+    if (recipe == KernelRecipe::kReduction && IsWindowPool(op.type)) kw->variant = KernelVariant::kPool;
+    if (recipe == KernelRecipe::kElementwise) {
+      // An operand broadcast along a dimension (a bias row over a matrix) keeps ATen's
+      // TensorIterator off its vectorized path.
+      for (const std::string& in : op.inputs) {
+        const double e = Numel(in);
+        if (e > 1 && e < n) kw->variant = KernelVariant::kBroadcast;
+      }
+    }
+  }
+
+  // An op the cost registry counts (graph/op_cost.h); false when it launches no work.
+  Expected<bool> CountedWork(const Op& op, KernelWork* kw) {
+    Expected<OpCost> c = CostRegistry::Default().Count(g_, op);
+    if (!c.ok()) return c.status();
+    if (!c->launches_work) return false;
+    kw->cls = c->macs > 0 ? KernelClass::kGemm : KernelClass::kElementwise;
+    kw->flops = c->flops;
+    // Counted bytes are at the file's dtypes; scale floating tensors to the run's.
+    kw->bytes = (c->bytes_read + c->bytes_written) * ByteScale(op);
+    return true;
+  }
+
+  // A copy (cat, contiguous, ...): twice the output's bytes.
+  void CopyWork(const Op& op, double out_bytes, KernelWork* kw) {
+    kw->cls = KernelClass::kCopy;
+    kw->bytes = 2.0 * out_bytes;
+    // Concatenating contiguous tensors copies whole blocks (ATen's vectorized
+    // CatArrayBatchedCopy): elementwise speed, not the strided transpose the copy class
+    // measures. With a transposed or sliced input ATen runs its strided kernel, which the
+    // copy class prices. (CUPTI, H100, fp16, batch 64: DenseNet-121's 58 concatenations
+    // of contiguous tensors 1.41 ms, vectorized; GPT-2's 48 with a transposed key or value
+    // 1.92 ms, ShuffleNetV2's 13 with a chunk 0.19 ms, neither vectorized; so are the
+    // 24 of GPT-2's cache that join an empty tensor and the past.)
+    if (Eq(op.type, "cat") || Eq(op.type, "stack") || Eq(op.type, "Concat") ||
+        Eq(op.type, "concat")) {
+      bool contiguous_inputs = true;
+      for (const auto& in : op.inputs)
+        if (InSet(strided_, in) || InSet(sliced_, in) || Numel(in) == 0) contiguous_inputs = false;
+      if (contiguous_inputs) kw->variant = KernelVariant::kContiguous;
+    }
+  }
+
+  // An embedding lookup: the rows it reads and writes, and its indices.
+  void GatherWork(const Op& op, double out_bytes, KernelWork* kw) {
+    kw->cls = KernelClass::kGather;
+    double idx = op.inputs.size() > 1 ? Bytes(op.inputs[1]) : 0;
+    kw->bytes = 2.0 * out_bytes + std::max(idx, 0.0);
+  }
+
+  // The norm variants: a batch norm, and a layer norm shaped by its rows and normalized size.
+  void NormVariant(const Op& op, KernelRecipe recipe, KernelWork* kw) {
+  if (recipe == KernelRecipe::kNorm &&
+      ((IsAten(op.domain) && Eq(op.type, "batch_norm")) || (op.domain.empty() && Eq(op.type, "BatchNormalization"))))
+    kw->variant = KernelVariant::kBatchNorm;
+  if (recipe == KernelRecipe::kNorm &&
+      ((IsAten(op.domain) && (Eq(op.type, "layer_norm") || Eq(op.type, "native_layer_norm"))) ||
+       (op.domain.empty() && Eq(op.type, "LayerNormalization")))) {
+    // Shaped by its rows and the normalized size: the weight's elements (or, without one,
+    // the last dim).
+    const Shape* x = ShapeOf(op.inputs.empty() ? "" : op.inputs[0]);
+    double hidden = op.inputs.size() > 1 && !op.inputs[1].empty() ? Numel(op.inputs[1]) : -1;
+    if (!(hidden > 0) && x && !x->empty() && x->back().known()) hidden = double(x->back().value);
+    const double n = Numel(op.inputs.empty() ? "" : op.inputs[0]);
+    if (hidden > 0 && n >= hidden) {
+      kw->variant = KernelVariant::kLayerNorm;
+      kw->m = int64_t(n / hidden + 0.5);
+      kw->n = int64_t(hidden);
+      kw->k = 1;
+      kw->batch = 1;
+    }
+  }
+  }
+
+  // The kernels the host's PyTorch launches beside an op's main one: half-precision batch
+  // norm's statistics, a convolution's bias add, TorchScript's decomposed addmm bias.
+  void AddSideKernels(int index, const Op& op, KernelRecipe recipe, const std::string& out,
+                      double out_bytes) {
+  const bool half = opt_.precision == DType::kFloat16 || opt_.precision == DType::kBFloat16;
+  if (half && ((Eq(op.type, "batch_norm") && IsAten(op.domain)) ||
+               (Eq(op.type, "BatchNormalization") && op.domain.empty()))) {
+    // Half-precision inference batch norm is ATen's native kernel, not cuDNN's: small fp32
+    // kernels over the channel statistics precede the transform
+    // (KernelFacts::batch_norm_half_stat_kernels). An exported BatchNormalization the
+    // exporter left unfolded (DenseNet's pre-activation ones) is the same module.
+    const Shape* x = ShapeOf(op.inputs.empty() ? "" : op.inputs[0]);
+    const double channels = x && x->size() >= 2 && (*x)[1].known() ? double((*x)[1].value) : 0;
+    for (int i = 0; i < opt_.facts.batch_norm_half_stat_kernels; ++i) {
+      KernelWork c;
+      c.op_index = index;
+      c.dtype = DType::kFloat32;
+      c.cls = KernelClass::kElementwise;
+      c.flops = channels;
+      c.bytes = channels * opt_.facts.batch_norm_stat_bytes_per_channel;
+      work_.kernels.push_back(c);
+    }
+  }
+  if (recipe == KernelRecipe::kConv && opt_.facts.conv_bias_kernel && (IsAten(op.domain) || op.domain.empty()) &&
+      op.inputs.size() > 2 && !op.inputs[2].empty() && Numel(op.inputs[2]) > 0) {
+    // ATen adds a convolution's bias after cuDNN's kernel, with its strided elementwise add
+    // over the output; an ONNX Conv's bias is priced the same way (one more kernel over the
+    // output either way; KernelFacts::conv_bias_kernel).
+    KernelWork b;
+    b.op_index = index;
+    b.dtype = opt_.precision;
+    b.cls = KernelClass::kElementwise;
+    b.variant = KernelVariant::kBroadcast;
+    b.flops = std::max(0.0, Numel(out));
+    b.bytes = 2.0 * out_bytes + std::max(0.0, Bytes(op.inputs[2]));
+    work_.kernels.push_back(b);
+  }
+  if (AddmmRunsAsMmAndAdd() && Eq(op.type, "addmm") && IsAten(op.domain)) {
+    // aten::addmm(bias, x, w) as Hugging Face's Conv1D calls it (GPT-2): TorchScript's
+    // DecomposeOps pass turns it into mm and an add of the broadcast bias, ATen's strided
+    // elementwise kernel (CUPTI, H100 and H200); eager runs one cuBLASLt GEMM with a bias
+    // epilogue.
+    KernelWork b;
+    b.op_index = index;
+    b.dtype = opt_.precision;
+    b.cls = KernelClass::kElementwise;
+    b.variant = KernelVariant::kBroadcast;
+    b.flops = Numel(out);
+    b.bytes = 2.0 * out_bytes + std::max(0.0, Bytes(op.inputs.empty() ? "" : op.inputs[0]));
+    work_.kernels.push_back(b);
+  }
+  }
   // The ratio of the run's float size to the op's first float tensor's (counted bytes are at
   // the dtypes the file declares).
   double ByteScale(const Op& op) const {
