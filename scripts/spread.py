@@ -3,6 +3,8 @@
 
 
 def pct(v, q):
+    if not v:
+        return 0  # as Percentile gives for an empty sample
     v = sorted(v)
     pos = q * (len(v) - 1)
     lo = int(pos)

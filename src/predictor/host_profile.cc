@@ -203,6 +203,74 @@ const FrameworkParams* HostProfile::FindFramework(Framework f) const {
 // The checks below name the field at fault; nlohmann's typed accessors (value(), get<>())
 // throw on a field of the wrong type that no check caught, and HostProfileFromJson turns that
 // into an error too (found by tests/calibrate/host_profile_mutation_test.cc).
+// A map of per-op costs (op_us, op_launch_us: {op: {value, stderr, unit}}), each a cost in µs
+// from 0 to kMaxCostUs; unknown values are left out.
+static Status ReadOpCosts(const json& fj, const char* key, const std::string& where,
+                          std::map<std::string, Param>* out) {
+  if (!fj.contains(key) || fj.at(key).is_null()) return Status::Ok();
+  const std::string at = where + "." + key;
+  if (!fj.at(key).is_object()) return InvalidInput(at + ": expected an object");
+  for (const auto& [op, oj] : fj.at(key).items()) {
+    if (op.empty()) return InvalidInput(at + ": empty op name");
+    json wrap = {{op, oj}};
+    Param q;
+    Status s = ReadParam(wrap, op, "us", at, &q);
+    if (!s.ok() || !(s = RequireRange(q, at + "." + op, 0, kMaxCostUs)).ok()) return s;
+    if (q.known()) (*out)[op] = q;
+  }
+  return Status::Ok();
+}
+
+// One framework's costs (frameworks.NAME of a profile), each checked and named by its field.
+static Status ReadFramework(const std::string& name, const json& fj, FrameworkParams* f) {
+  Status s;
+  const std::string where = "frameworks." + name;
+  if (!ParseFramework(name) || name != FrameworkName(*ParseFramework(name)))
+    return InvalidInput(where + ": unknown framework '" + name + "'");
+  if (!fj.is_object()) return InvalidInput(where + ": expected an object");
+  if (!(s = ReadParam(fj, "call_us", "us", where, &f->call_us)).ok()) return s;
+  if (!(s = ReadParam(fj, "module_us", "us", where, &f->module_us)).ok()) return s;
+  if (!(s = ReadParam(fj, "node_gap_us", "us", where, &f->node_gap_us)).ok()) return s;
+  if (!(s = ReadParam(fj, "replay_per_node_us", "us", where, &f->replay_per_node_us)).ok()) return s;
+  if (fj.contains("dispatch_us")) {
+    if (!fj.at("dispatch_us").is_object())
+      return InvalidInput(where + ".dispatch_us: expected an object");
+    for (const auto& [cname, cj] : fj.at("dispatch_us").items()) {
+      auto dc = ParseDispatchClass(cname);
+      if (!dc) return InvalidInput(where + ".dispatch_us: unknown dispatch class '" + cname + "'");
+      json wrap = {{cname, cj}};
+      if (!(s = ReadParam(wrap, cname, "us", where + ".dispatch_us", &f->dispatch_us[int(*dc)])).ok())
+        return s;
+    }
+  }
+  if (fj.contains("op_us") && !fj.at("op_us").is_null() && IsCudaGraph(*ParseFramework(name)))
+    return InvalidInput(where + ".op_us: a replayed graph has no per-op dispatch");
+  if (!(s = ReadOpCosts(fj, "op_us", where, &f->op_us)).ok()) return s;
+  if (fj.contains("op_kernels") && !fj.at("op_kernels").is_null()) {
+    if (!fj.at("op_kernels").is_object()) return InvalidInput(where + ".op_kernels: expected an object");
+    for (const auto& [op, kj] : fj.at("op_kernels").items()) {
+      if (!kj.is_number() || !std::isfinite(kj.get<double>()) || kj.get<double>() < 0 || kj.get<double>() > 1e6)
+        return InvalidInput(where + ".op_kernels." + op + ": expected a number of kernels from 0 to 1e6");
+      f->op_kernels[op] = kj.get<double>();
+    }
+  }
+  if (!(s = ReadOpCosts(fj, "op_launch_us", where, &f->op_launch_us)).ok()) return s;
+  for (auto [key, q] : {std::pair{"call_us", &f->call_us}, std::pair{"module_us", &f->module_us},
+                        std::pair{"node_gap_us", &f->node_gap_us},
+                        std::pair{"replay_per_node_us", &f->replay_per_node_us}})
+    if (!(s = RequireRange(*q, where + "." + key, 0, kMaxCostUs)).ok()) return s;
+  for (int c = 0; c < kNumDispatchClasses; ++c)
+    if (!(s = RequireRange(f->dispatch_us[c], where + ".dispatch_us." + DispatchClassName(DispatchClass(c)), 0,
+                           kMaxCostUs)).ok())
+      return s;
+  if (!(s = FiniteOrAbsent(fj, "r2", where)).ok()) return s;
+  int64_t points = 0;
+  if (!(s = ReadIntField(fj, "points", 0, 0, 1 << 30, where, &points)).ok()) return s;
+  f->points = int(points);
+  f->r2 = ReadNum(fj, "r2", std::nan(""));
+  return Status::Ok();
+}
+
 static Expected<HostProfile> HostProfileFromJsonUnchecked(const json& j) {
   HostProfile p;
   if (!j.is_object()) return InvalidInput("profile: top level must be a JSON object");
@@ -338,72 +406,8 @@ static Expected<HostProfile> HostProfileFromJsonUnchecked(const json& j) {
   if (j.contains("frameworks")) {
     if (!j.at("frameworks").is_object()) return InvalidInput("profile: frameworks must be an object");
     for (const auto& [name, fj] : j.at("frameworks").items()) {
-      const std::string where = "frameworks." + name;
-      if (!ParseFramework(name) || name != FrameworkName(*ParseFramework(name)))
-        return InvalidInput(where + ": unknown framework '" + name + "'");
-      if (!fj.is_object()) return InvalidInput(where + ": expected an object");
       FrameworkParams f;
-      if (!(s = ReadParam(fj, "call_us", "us", where, &f.call_us)).ok()) return s;
-      if (!(s = ReadParam(fj, "module_us", "us", where, &f.module_us)).ok()) return s;
-      if (!(s = ReadParam(fj, "node_gap_us", "us", where, &f.node_gap_us)).ok()) return s;
-      if (!(s = ReadParam(fj, "replay_per_node_us", "us", where, &f.replay_per_node_us)).ok()) return s;
-      if (fj.contains("dispatch_us")) {
-        if (!fj.at("dispatch_us").is_object())
-          return InvalidInput(where + ".dispatch_us: expected an object");
-        for (const auto& [cname, cj] : fj.at("dispatch_us").items()) {
-          auto dc = ParseDispatchClass(cname);
-          if (!dc) return InvalidInput(where + ".dispatch_us: unknown dispatch class '" + cname + "'");
-          json wrap = {{cname, cj}};
-          if (!(s = ReadParam(wrap, cname, "us", where + ".dispatch_us", &f.dispatch_us[int(*dc)])).ok())
-            return s;
-        }
-      }
-      if (fj.contains("op_us") && !fj.at("op_us").is_null()) {
-        if (!fj.at("op_us").is_object()) return InvalidInput(where + ".op_us: expected an object");
-        if (IsCudaGraph(*ParseFramework(name)))
-          return InvalidInput(where + ".op_us: a replayed graph has no per-op dispatch");
-        for (const auto& [op, oj] : fj.at("op_us").items()) {
-          if (op.empty()) return InvalidInput(where + ".op_us: empty op name");
-          json wrap = {{op, oj}};
-          Param q;
-          if (!(s = ReadParam(wrap, op, "us", where + ".op_us", &q)).ok()) return s;
-          if (!(s = RequireRange(q, where + ".op_us." + op, 0, kMaxCostUs)).ok()) return s;
-          if (q.known()) f.op_us[op] = q;
-        }
-      }
-      if (fj.contains("op_kernels") && !fj.at("op_kernels").is_null()) {
-        if (!fj.at("op_kernels").is_object()) return InvalidInput(where + ".op_kernels: expected an object");
-        for (const auto& [op, kj] : fj.at("op_kernels").items()) {
-          if (!kj.is_number() || !std::isfinite(kj.get<double>()) || kj.get<double>() < 0 || kj.get<double>() > 1e6)
-            return InvalidInput(where + ".op_kernels." + op + ": expected a number of kernels from 0 to 1e6");
-          f.op_kernels[op] = kj.get<double>();
-        }
-      }
-      if (fj.contains("op_launch_us") && !fj.at("op_launch_us").is_null()) {
-        if (!fj.at("op_launch_us").is_object())
-          return InvalidInput(where + ".op_launch_us: expected an object");
-        for (const auto& [op, oj] : fj.at("op_launch_us").items()) {
-          if (op.empty()) return InvalidInput(where + ".op_launch_us: empty op name");
-          json wrap = {{op, oj}};
-          Param q;
-          if (!(s = ReadParam(wrap, op, "us", where + ".op_launch_us", &q)).ok()) return s;
-          if (!(s = RequireRange(q, where + ".op_launch_us." + op, 0, kMaxCostUs)).ok()) return s;
-          if (q.known()) f.op_launch_us[op] = q;
-        }
-      }
-      for (auto [key, q] : {std::pair{"call_us", &f.call_us}, std::pair{"module_us", &f.module_us},
-                            std::pair{"node_gap_us", &f.node_gap_us},
-                            std::pair{"replay_per_node_us", &f.replay_per_node_us}})
-        if (!(s = RequireRange(*q, where + "." + key, 0, kMaxCostUs)).ok()) return s;
-      for (int c = 0; c < kNumDispatchClasses; ++c)
-        if (!(s = RequireRange(f.dispatch_us[c], where + ".dispatch_us." + DispatchClassName(DispatchClass(c)), 0,
-                               kMaxCostUs)).ok())
-          return s;
-      if (!(s = FiniteOrAbsent(fj, "r2", where)).ok()) return s;
-      int64_t points = 0;
-      if (!(s = ReadIntField(fj, "points", 0, 0, 1 << 30, where, &points)).ok()) return s;
-      f.points = int(points);
-      f.r2 = ReadNum(fj, "r2", std::nan(""));
+      if (!(s = ReadFramework(name, fj, &f)).ok()) return s;
       p.frameworks[name] = f;
     }
   }
