@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Writes docs/cli.md, the command-line reference, from the built binary's own --help, so that
 # the reference and the program never disagree.
-#   scripts/regen_cli_doc.sh [BUILD_DIR]
+#   scripts/regen_cli_doc.sh [BUILD_DIR]            rewrite docs/cli.md
+#   scripts/regen_cli_doc.sh --check [BUILD_DIR]    exit 1 when docs/cli.md is not what the binary says
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+check=
+[ "${1:-}" = --check ] && { check=1; shift; }
 ftax=${1:-$root/build}/ftax
 out="$root/docs/cli.md"
+tmp="$out.tmp"
+[ -n "$check" ] && tmp=$(mktemp)  # a check writes nothing in the source tree
 {
   echo "# Command-line reference"
   echo
@@ -25,6 +30,16 @@ out="$root/docs/cli.md"
     "$ftax" "$sub" --help
     echo '```'
   done
-} > "$out.tmp"
-mv "$out.tmp" "$out"
+} > "$tmp"
+if [ -n "$check" ]; then
+  if ! diff -u "$out" "$tmp"; then
+    rm -f "$tmp"
+    echo "docs/cli.md differs from the binary's --help: run scripts/regen_cli_doc.sh" >&2
+    exit 1
+  fi
+  rm -f "$tmp"
+  echo "docs/cli.md is current"
+  exit 0
+fi
+mv "$tmp" "$out"
 echo "wrote $out"
