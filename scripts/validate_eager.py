@@ -78,7 +78,8 @@ def host_probe_us(x0):
     """How fast the host's CPU side is right now, as Python eager sees it: time per op of the
     bench's 64-op kernel chain (`x = x + 1.0` on an 8x8 CUDA tensor, the host is the bound;
     bench_eager.py's "kernel" row of 64 ops times the same), the median of five chains, in
-    microseconds per op. Timed before each visit when measuring in rounds."""
+    microseconds per op. Timed before each visit: a row's `host_probe_us` (the median over its
+    visits) tells a point timed while the process ran slow from a slow model."""
     import torch
     per_op = []
     for _ in range(5):
@@ -103,6 +104,8 @@ def pooled_rows(points, rounds):
         row["event_ms"] = spread(pt["ev"])
         if "kernel_ms" in row:
             row["framework_ms_measured"] = max(0.0, row["latency_ms"]["median"] - row["kernel_ms"])
+        if pt.get("probes"):
+            row["host_probe_us"] = spread(pt["probes"])["median"]
         if rounds > 1:
             row["rounds"] = rounds
             row["visit_medians_ms"] = pt["visits"]
@@ -284,7 +287,7 @@ def main():
             name, p, b = pt["model"], pt["precision"], pt["batch"]
             spec, kind = model_zoo.MODELS[name]
             try:
-                probe_us = host_probe_us(probe) if rounds > 1 else None
+                probe_us = host_probe_us(probe)
                 with grad_ctx():
                     m, xs, fn, graph = prepared(pt)
                     w0 = time.perf_counter()  # warm-up: 3 (later visits 2) iterations and 50 ms
@@ -319,8 +322,8 @@ def main():
                 pt["host"] += host
                 pt["ev"] += ev
                 pt["visits"].append(lat["median"])
-                if probe_us is not None:
-                    pt["probes"].append(probe_us)
+                pt["probes"].append(probe_us)
+                if rounds > 1:
                     pt["order"].append(visits)
                     visits += 1
                 tag = f"round {r + 1}/{rounds} " if rounds > 1 else ""

@@ -46,6 +46,15 @@ class PooledRowsTest(unittest.TestCase):
         self.assertAlmostEqual(r["latency_ms"]["median"], 2.0)
         self.assertNotIn("samples_ms", r)
         self.assertNotIn("visit_medians_ms", r)
+        self.assertNotIn("host_probe_us", r)  # no probe timed
+
+    def test_every_row_keeps_the_host_probe_of_its_visits(self):
+        one = validate_eager.pooled_rows([point([3.0], [3.0], probes=[9.6])], 1)[0]
+        self.assertAlmostEqual(one["host_probe_us"], 9.6)
+        self.assertNotIn("visit_probe_us", one)
+        two = validate_eager.pooled_rows([point([1.0, 2.0], [1.0, 2.0], probes=[6.0, 7.0], order=[0, 3])], 2)[0]
+        self.assertAlmostEqual(two["host_probe_us"], 6.5)
+        self.assertEqual(two["visit_probe_us"], [6.0, 7.0])
 
     def test_points_without_samples_give_no_row(self):
         rows = validate_eager.pooled_rows([point([], []), point([1.0], [1.0], row=False)], 3)
