@@ -146,8 +146,20 @@ void ScaleFrameworkCosts(const std::string& framework, double s, double se, Host
 }
 
 namespace {
-// Suffix of a scale's key in PriorFromRefinedProfiles for a framework priced by op type.
+// Suffixes of a scale's key in PriorFromRefinedProfiles: a framework priced by op type, and
+// one whose further launches were priced at the bench's timed launch (in that order).
 const std::string kOpSuffix = "#op";
+const std::string kLaunchSuffix = "#launch";
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Whether a framework's predictions pay launches at gpu.launch_us in this profile.
+bool TimedLaunch(const HostProfile& p, const std::string& framework) {
+  auto fw = ParseFramework(framework);
+  return p.gpu.launch_us.known() && !(fw && IsCudaGraph(*fw));
+}
 }  // namespace
 
 Expected<RefitReport> PriorFromRefinedProfiles(const std::vector<HostProfile>& refined,
@@ -195,7 +207,8 @@ Expected<RefitReport> PriorFromRefinedProfiles(const std::vector<HostProfile>& r
     for (const auto& [fw_name, scale] : total) {
       auto own = refined[i].frameworks.find(fw_name);
       const bool by_op = own != refined[i].frameworks.end() && !own->second.op_us.empty();
-      const std::string fw = fw_name + (by_op ? kOpSuffix : "");
+      const std::string fw =
+          fw_name + (by_op ? kOpSuffix : "") + (TimedLaunch(refined[i], fw_name) ? kLaunchSuffix : "");
       scales[fw].push_back(scale);
       if (fw == "cuda-graph" && !gpu.empty() && refined[i].host.is_object() &&
           refined[i].host.value("gpu", "") == gpu)
@@ -207,7 +220,7 @@ Expected<RefitReport> PriorFromRefinedProfiles(const std::vector<HostProfile>& r
   // where no host refined it on its own runs it takes the inference-mode scale: the scale
   // corrects for Python glue the bench's chains lack, and the bench measures each mode's
   // dispatch costs itself.
-  for (const std::string& suffix : {std::string(), std::string(kOpSuffix)})
+  for (const std::string& suffix : {std::string(), kOpSuffix, kLaunchSuffix, kOpSuffix + kLaunchSuffix})
     if (!scales.count("pytorch-eager-no-grad" + suffix) && scales.count("pytorch-eager" + suffix))
       scales["pytorch-eager-no-grad" + suffix] = scales["pytorch-eager" + suffix];
   RefitReport rep;
@@ -217,10 +230,14 @@ Expected<RefitReport> PriorFromRefinedProfiles(const std::vector<HostProfile>& r
     for (double x : v) dev.push_back(std::fabs(x - s));
     // The spread of the hosts' scales, not of a mean: a new host is one more draw.
     const double se = 1.4826 * Median(dev);
-    const bool by_op = key.size() > kOpSuffix.size() &&
-                       key.compare(key.size() - kOpSuffix.size(), kOpSuffix.size(), kOpSuffix) == 0;
-    RefitReport::Entry e{by_op ? key.substr(0, key.size() - kOpSuffix.size()) : key, int(v.size()), s, se};
+    std::string fw = key;
+    const bool timed = EndsWith(fw, kLaunchSuffix);
+    if (timed) fw.resize(fw.size() - kLaunchSuffix.size());
+    const bool by_op = EndsWith(fw, kOpSuffix);
+    if (by_op) fw.resize(fw.size() - kOpSuffix.size());
+    RefitReport::Entry e{fw, int(v.size()), s, se};
     e.op_costs = by_op;
+    e.timed_launch = timed;
     rep.frameworks.push_back(e);
   }
   return rep;
@@ -246,6 +263,20 @@ RefitReport ApplyScales(const RefitReport& report, HostProfile* profile, std::ve
         skipped->push_back(e.framework + ": the prior's scale (x" + std::to_string(e.scale).substr(0, 5) +
                            ") was found for costs priced by " + (e.op_costs ? "op type" : "dispatch class") +
                            ", this profile prices them by " + (by_op ? "op type" : "dispatch class") +
+                           ": not applied");
+      continue;
+    }
+    // A scale corrects the costs it was fitted with. With launches priced at the older, larger
+    // estimate it also absorbed their excess: on host run ai (H200) the prior's TorchScript
+    // scale of those hosts took its evaluation models from 45/58 to 32/58 within.
+    const bool timed = TimedLaunch(*profile, e.framework);
+    if (timed != e.timed_launch) {
+      if (skipped)
+        skipped->push_back(e.framework + ": the prior's scale (x" + std::to_string(e.scale).substr(0, 5) +
+                           ") was found with an op's further kernel launches priced " +
+                           (e.timed_launch ? "at the bench's timed launch" : "by libtorch-eager's kernel less view dispatch") +
+                           ", this profile prices them " +
+                           (timed ? "at the bench's timed launch (gpu.launch_us)" : "by libtorch-eager's kernel less view dispatch") +
                            ": not applied");
       continue;
     }
@@ -279,6 +310,7 @@ Expected<HostProfile> RefineFrameworkCosts(const HostProfile& profile, const nlo
       RefitReport::Entry e{name, int(r.size()), s, se};
       auto f = profile.frameworks.find(name);
       e.op_costs = f != profile.frameworks.end() && !f->second.op_us.empty();
+      e.timed_launch = TimedLaunch(profile, name);
       report->frameworks.push_back(e);
     }
   }

@@ -78,6 +78,11 @@ struct RefitReport {
     // The scale was found for costs that priced ops by their type (FrameworkParams::op_us):
     // it applies only to a profile that prices this framework the same way.
     bool op_costs = false;
+    // The scale was found for a profile that priced an op's further kernel launches at the
+    // bench's timed launch (gpu.launch_us), not at libtorch-eager's kernel less view dispatch:
+    // it applies only to a profile that prices them the same way (graph frameworks, which pay
+    // no launches, are never marked).
+    bool timed_launch = false;
   };
   std::vector<Entry> frameworks;    // frameworks that were refined
   std::vector<FrameworkTimeRow> rows;  // every measured row, against the input profile

@@ -408,5 +408,50 @@ TEST(FrameworkRefitTest, PriorScalesApplyOnlyToCostsOfTheirKind) {
   EXPECT_FALSE(skipped.empty());
 }
 
+// A scale found while an op's further launches were priced by libtorch-eager's kernel less view
+// dispatch applies to no profile that times launches (gpu.launch_us), and the other way round;
+// a graph framework pays no launches, so its scale applies either way.
+TEST(FrameworkRefitTest, PriorScalesApplyOnlyWithTheLaunchPricingTheyWereFoundWith) {
+  auto refined = [&](HostProfile p, double ts, double graph) {
+    RefitReport rep;
+    rep.frameworks.push_back({"torchscript", 40, ts, 0.05});
+    rep.frameworks.push_back({"cuda-graph", 40, graph, 0.05});
+    RecordRefinement(rep, json{"runs.json"}, json::object(), &p);
+    return p;
+  };
+  HostProfile timed = H200();
+  timed.gpu.launch_us = Param::Of(4.2, 0.05);
+  Expected<RefitReport> older =
+      PriorFromRefinedProfiles({refined(H200(), 1.1, 0.9), refined(H200(), 1.3, 1.1)}, {"a", "b"});
+  ASSERT_TRUE(older.ok()) << older.status().message();
+  for (const auto& e : older->frameworks) EXPECT_FALSE(e.timed_launch) << e.framework;
+
+  HostProfile target = timed;
+  const double ts = target.frameworks.at("torchscript").dispatch_us[0].value;
+  const double gap = target.frameworks.at("cuda-graph").node_gap_us.value;
+  std::vector<std::string> skipped;
+  ApplyScales(older.value(), &target, &skipped);
+  EXPECT_DOUBLE_EQ(target.frameworks.at("torchscript").dispatch_us[0].value, ts);  // not applied
+  EXPECT_NEAR(target.frameworks.at("cuda-graph").node_gap_us.value, gap * 1.0, 1e-9);  // median 1.0
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_EQ(skipped[0].find("torchscript: the prior's scale (x1.2"), 0u) << skipped[0];
+  EXPECT_NE(skipped[0].find("gpu.launch_us"), std::string::npos) << skipped[0];
+
+  // Scales of hosts that timed launches apply to a profile that does, and not to one that doesn't.
+  Expected<RefitReport> newer =
+      PriorFromRefinedProfiles({refined(timed, 1.0, 0.9), refined(timed, 1.2, 1.1)}, {"c", "d"});
+  ASSERT_TRUE(newer.ok());
+  HostProfile t2 = timed;
+  skipped.clear();
+  ApplyScales(newer.value(), &t2, &skipped);
+  EXPECT_NEAR(t2.frameworks.at("torchscript").dispatch_us[0].value, 1.1 * ts, 1e-9);
+  EXPECT_TRUE(skipped.empty());
+  HostProfile untimed = H200();
+  skipped.clear();
+  ApplyScales(newer.value(), &untimed, &skipped);
+  EXPECT_DOUBLE_EQ(untimed.frameworks.at("torchscript").dispatch_us[0].value, ts);
+  EXPECT_EQ(skipped.size(), 1u);
+}
+
 }  // namespace
 }  // namespace ftax
