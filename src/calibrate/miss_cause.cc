@@ -36,6 +36,17 @@ MissCause ExplainMiss(const MissEvidence& e) {
       return c;
     }
   }
+  constexpr double kSlowProbe = 1.25;
+  if (e.measured_ms > e.predicted_ms && e.host_probe_us > 0 && e.bench_probe_us > 0 &&
+      e.host_probe_us >= kSlowProbe * e.bench_probe_us) {
+    char b[200];
+    std::snprintf(b, sizeof(b), "the process's probe (64 small adds) cost %.1f us per op before the point, "
+                  "%.2fx the bench's %.1f us",
+                  e.host_probe_us, e.host_probe_us / e.bench_probe_us, e.bench_probe_us);
+    c.kind = "slow process";
+    c.detail = b;
+    return c;
+  }
   if (std::fabs(c.overhead_delta_ms) >= std::fabs(c.kernel_delta_ms)) {
     c.kind = "framework overhead";
     c.detail = "latency less kernel time: measured " + Ms(e.measured_ms - e.measured_kernel_ms) +

@@ -2,10 +2,14 @@
 // (kernel time + what is not kernel time, the framework's exposed overhead), so a miss is
 // put on the part that differs more, down to the kernel class whose time differs most. A point
 // measured in rounds whose visits spread wider than the tolerance, with one visit inside it,
-// is put on the host's drift instead: the measurement itself did not hold still.
+// is put on the host's drift instead: the measurement itself did not hold still. A point
+// measured slower than predicted while the process's own probe (the chain of small adds timed
+// before it, scripts/validate_eager.py) ran at least 1.25x the bench's cost for the same chain
+// is put on the process instead: "slow process".
 //
 //   MissEvidence e; e.measured_ms = ...; e.predicted_ms = ...; ...
-//   MissCause c = ExplainMiss(e);   // c.kind: "host drift", "framework overhead", "kernel time"
+//   MissCause c = ExplainMiss(e);   // c.kind: "host drift", "slow process", "framework overhead",
+//                                   // "kernel time"
 #pragma once
 
 #include <array>
@@ -22,10 +26,13 @@ struct MissEvidence {
   double predicted_ms = 0, predicted_compute_ms = 0;  // predicted kernel time on the GPU
   std::array<double, kNumKernelClasses> measured_class_ms{}, predicted_class_ms{};
   std::vector<double> visit_medians_ms;  // one per visit when measured in rounds
+  // The row's probe, µs per op of 64 small adds timed in its process before the point, and the
+  // bench's cost for the same chain (Python eager's kernel-class dispatch); < 0: unknown.
+  double host_probe_us = -1, bench_probe_us = -1;
 };
 
 struct MissCause {
-  std::string kind;    // "host drift", "framework overhead" or "kernel time"
+  std::string kind;    // "host drift", "slow process", "framework overhead" or "kernel time"
   std::string detail;  // one sentence with the numbers
   double kernel_delta_ms = 0;    // measured - predicted kernel time
   double overhead_delta_ms = 0;  // measured - predicted time that is not kernel time

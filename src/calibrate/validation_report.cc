@@ -96,6 +96,7 @@ Status CheckMeasuredRow(const json& m) {
   for (const char* key : {"kernel_ms", "gpu_span_ms"})
     if (!(s = CheckNumber(m, key, false, false, kMaxMs)).ok()) return s;
   if (!(s = CheckNumber(m, "kernels_per_iter", false, false, 1e12)).ok()) return s;
+  if (!(s = CheckNumber(m, "host_probe_us", false, true, 1e6)).ok()) return s;
   for (const char* key : {"visit_medians_ms", "pass_medians_ms"}) {
     if (!m.contains(key) || m.at(key).is_null()) continue;
     if (!m.at(key).is_array()) return InvalidInput(std::string(key) + ": expected an array");
@@ -224,6 +225,12 @@ Expected<ValidationReport> CompareMeasurements(const json& measured, const HostP
       e.measured_class_ms = r.measured_class_ms;
       e.predicted_class_ms = r.predicted.class_ms;
       e.visit_medians_ms = r.visit_medians_ms;
+      if (m.contains("host_probe_us") && m["host_probe_us"].is_number()) {
+        e.host_probe_us = m["host_probe_us"].get<double>();
+        const FrameworkParams* eager = profile.FindFramework(Framework::kPytorchEager);
+        if (eager && eager->dispatch_us[int(DispatchClass::kKernel)].known())
+          e.bench_probe_us = eager->dispatch_us[int(DispatchClass::kKernel)].value;
+      }
       r.miss = ExplainMiss(e);
     }
     rep.rows.push_back(r);

@@ -58,5 +58,27 @@ TEST(MissCauseTest, SpreadVisitsNoneAgreeingFallBackToTheParts) {
   EXPECT_EQ(ExplainMiss(e).kind, "framework overhead");
 }
 
+// A point measured slower than predicted while its process's probe ran 1.25x or more the
+// bench's cost for the same chain is put on the process; a probe at the bench's cost, or a point
+// measured faster than predicted, falls back to the parts.
+TEST(MissCauseTest, AProbeFarAboveTheBenchsChainIsASlowProcess) {
+  MissEvidence e = Evidence();  // measured 10 ms, predicted 7
+  e.bench_probe_us = 6.4;
+  e.host_probe_us = 9.6;
+  MissCause c = ExplainMiss(e);
+  EXPECT_EQ(c.kind, "slow process");
+  EXPECT_NE(c.detail.find("9.6 us per op"), std::string::npos) << c.detail;
+  EXPECT_NE(c.detail.find("1.50x the bench's 6.4 us"), std::string::npos) << c.detail;
+  e.host_probe_us = 7.0;  // 1.09x: the process ran as the bench did
+  EXPECT_EQ(ExplainMiss(e).kind, "framework overhead");
+  e.host_probe_us = 9.6;
+  e.measured_ms = 5.0;  // measured faster than predicted: a slow process does not explain it
+  e.measured_kernel_ms = 2.0;
+  EXPECT_NE(ExplainMiss(e).kind, "slow process");
+  e = Evidence();
+  e.host_probe_us = 9.6;  // no bench cost to compare with
+  EXPECT_EQ(ExplainMiss(e).kind, "framework overhead");
+}
+
 }  // namespace
 }  // namespace ftax

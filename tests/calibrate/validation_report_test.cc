@@ -112,6 +112,21 @@ TEST(ValidationReportTest, MissesAndOnlyMissesCarryTheirCause) {
   EXPECT_EQ(j["rows"][2]["miss_cause"]["kind"], "host drift");
   EXPECT_EQ(j["frameworks"][0]["miss_causes"]["host drift"], 1);
   EXPECT_EQ(j["frameworks"][0]["miss_causes"]["framework overhead"], 1);
+
+  // A row whose process probe ran 1.5x the profile's Python-eager chain of adds is put on the
+  // process; a probe that is not a positive number is refused, naming the field.
+  const FrameworkParams* eager = prof->FindFramework(Framework::kPytorchEager);
+  ASSERT_TRUE(eager && eager->dispatch_us[int(DispatchClass::kKernel)].known());
+  json slow = row(ms * 1.6, nullptr);
+  slow["host_probe_us"] = 1.5 * eager->dispatch_us[int(DispatchClass::kKernel)].value;
+  Expected<ValidationReport> probed = CompareMeasurements({{"rows", {slow}}}, prof.value(), opt);
+  ASSERT_TRUE(probed.ok()) << probed.status().message();
+  ASSERT_TRUE(probed->rows[0].miss.has_value());
+  EXPECT_EQ(probed->rows[0].miss->kind, "slow process");
+  slow["host_probe_us"] = -3;
+  Expected<ValidationReport> bad = CompareMeasurements({{"rows", {slow}}}, prof.value(), opt);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("host_probe_us"), std::string::npos) << bad.status().message();
 }
 
 }  // namespace
