@@ -161,9 +161,11 @@ void PrintReport(const ValidationReport& r, const std::string& format) {
   for (const auto& s2 : r.skipped) std::cout << "skipped: " << s2 << "\n";
 }
 
-int RunValidate(const ValidateOptions& o) {
-  if (!o.worker.empty()) return RunValidateWorker(o);
-  // Outputs: never a directory, never one of the files read, never each other.
+// Each step of RunValidate returns 0 to go on, or the exit code of the error it reported.
+
+// Outputs: never a directory, never one of the files read, never each other; a plot's
+// extension and gnuplot terminal are checked before any model runs.
+int CheckOutputs(const ValidateOptions& o) {
   std::vector<std::string> inputs = o.models;
   for (const auto* list : {&o.measured, &o.traces, &o.prior})
     inputs.insert(inputs.end(), list->begin(), list->end());
@@ -185,84 +187,92 @@ int RunValidate(const ValidateOptions& o) {
     Status s = CheckPlotPath(o.plot);
     if (!s.ok()) return ReportError("validate", s);
   }
-  json measured = {{"rows", json::array()}};
-  if (!o.models.empty()) {
-    if (o.output.empty())
-      return ReportError("validate", InvalidInput("running a model needs -o FILE for its measurements"));
-    if (o.models.size() > 1 && (!o.meta.empty() || !o.arch.empty() || !o.precision.empty()))
-      return ReportError("validate", InvalidInput("--meta, --arch and --precision describe one model; "
-                                                  "with several, each is read from MODEL.json beside it"));
-    if (o.rounds < 1) return ReportError("validate", InvalidInput("--rounds must be 1 or more"));
-    auto fws = ParseFrameworkList(o.frameworks);
-    if (!fws.ok()) return ReportError("validate", fws.status());
-    auto batches = ParseBatchList(o.batch);
-    if (!batches.ok()) return ReportError("validate", batches.status());
-    std::vector<RunOptions> runs;
-    for (const std::string& model : o.models) {
-      RunOptions ro;
-      ro.model_path = model;
-      ro.arch = o.arch;
-      ro.device = o.device;
-      ro.budget_s = o.budget_s;
-      std::string meta = o.meta;
-      if (meta.empty() && model.size() > 3 && model.substr(model.size() - 3) == ".pt")
-        meta = model.substr(0, model.size() - 3) + ".json";
-      Status s = ReadModelMeta(meta, &ro);
-      if (!s.ok()) return ReportError("validate", s, "give --meta FILE describing the inputs");
-      if (!o.precision.empty()) ro.precision = o.precision;
-      ro.frameworks = fws.value();
-      ro.batches = batches.value();
-      runs.push_back(std::move(ro));
-    }
-    json header = {{"schema_version", 1}, {"kind", "ftax-validation-measurements"},
-                   {"started", UtcNow()}, {"rows", json::array()}, {"failures", json::array()},
-                   {"timing", "host clock per iteration with a device synchronize, no profiler attached; "
-                              "kernel records from a separate traced pass"}};
-    if (o.rounds > 1) header["rounds"] = {{"rounds", o.rounds}, {"seed", o.seed}};
-    SweepOptions so;
-    so.rounds = RoundOptions{o.rounds, o.seed};
-    if (o.resume) {
-      Expected<json> old = ReadRunToResume(o.output, "ftax-validation-measurements");
-      if (!old.ok()) return ReportError("validate", old.status());
-      if (!old->is_null()) {
-        so.kept_rows = old->value("rows", json::array());
-        header["started"] = old->value("started", header["started"]);
-        json resumed = old->value("resumed", json::array());
-        resumed.push_back(UtcNow());
-        header["resumed"] = resumed;
-      }
-    }
-    Expected<std::string> scratch = MakePrivateTempDir("ftax-validate");
-    if (!scratch.ok()) return ReportError("validate", scratch.status());
-    so.scratch_dir = scratch.value();
-    ResultWriter w(o.output, header);
-    const std::string dir = so.scratch_dir;
-    int launched = 0;
-    WorkerLauncher spawn = [&](const WorkerRequest& req, const std::string& result) {
-      const std::string path = dir + "/request-" + std::to_string(launched++) + ".json";
-      {
-        std::ofstream rq(path);
-        rq << WorkerRequestToJson(req).dump() << "\n";
-        if (!rq) return -1000;
-      }
-      const int st = RunSelf({"validate", "--worker", path, "--worker-out", result}, o.worker_timeout_s,
-                             kWorkerTimedOut);
-      std::remove(path.c_str());
-      return st;
-    };
-    Status s = MeasureModelsIsolated(runs, so, spawn,
-                                     [](const std::string& l) { std::cerr << "[validate] " << l << "\n"; }, &w);
-    RemoveTempDir(dir);
-    if (!s.ok()) return ReportError("validate", s);
-    if (!w.first_error().ok()) return ReportError("validate", w.first_error());
-    w.Set("finished", UtcNow());
-    measured = w.doc();
-    if (measured["rows"].empty()) {
-      std::cerr << "ftax validate: no point was measured; the reasons are under \"failures\" in '"
-                << o.output << "'\n";
-      return kExitFailure;
+  return 0;
+}
+
+// MODEL.pt files on a CUDA host: each measured in worker processes of its own, rows written to
+// -o as they come; `measured` becomes the run's file.
+int MeasureModels(const ValidateOptions& o, json* measured) {
+  if (o.output.empty())
+    return ReportError("validate", InvalidInput("running a model needs -o FILE for its measurements"));
+  if (o.models.size() > 1 && (!o.meta.empty() || !o.arch.empty() || !o.precision.empty()))
+    return ReportError("validate", InvalidInput("--meta, --arch and --precision describe one model; "
+                                                "with several, each is read from MODEL.json beside it"));
+  if (o.rounds < 1) return ReportError("validate", InvalidInput("--rounds must be 1 or more"));
+  auto fws = ParseFrameworkList(o.frameworks);
+  if (!fws.ok()) return ReportError("validate", fws.status());
+  auto batches = ParseBatchList(o.batch);
+  if (!batches.ok()) return ReportError("validate", batches.status());
+  std::vector<RunOptions> runs;
+  for (const std::string& model : o.models) {
+    RunOptions ro;
+    ro.model_path = model;
+    ro.arch = o.arch;
+    ro.device = o.device;
+    ro.budget_s = o.budget_s;
+    std::string meta = o.meta;
+    if (meta.empty() && model.size() > 3 && model.substr(model.size() - 3) == ".pt")
+      meta = model.substr(0, model.size() - 3) + ".json";
+    Status s = ReadModelMeta(meta, &ro);
+    if (!s.ok()) return ReportError("validate", s, "give --meta FILE describing the inputs");
+    if (!o.precision.empty()) ro.precision = o.precision;
+    ro.frameworks = fws.value();
+    ro.batches = batches.value();
+    runs.push_back(std::move(ro));
+  }
+  json header = {{"schema_version", 1}, {"kind", "ftax-validation-measurements"},
+                 {"started", UtcNow()}, {"rows", json::array()}, {"failures", json::array()},
+                 {"timing", "host clock per iteration with a device synchronize, no profiler attached; "
+                            "kernel records from a separate traced pass"}};
+  if (o.rounds > 1) header["rounds"] = {{"rounds", o.rounds}, {"seed", o.seed}};
+  SweepOptions so;
+  so.rounds = RoundOptions{o.rounds, o.seed};
+  if (o.resume) {
+    Expected<json> old = ReadRunToResume(o.output, "ftax-validation-measurements");
+    if (!old.ok()) return ReportError("validate", old.status());
+    if (!old->is_null()) {
+      so.kept_rows = old->value("rows", json::array());
+      header["started"] = old->value("started", header["started"]);
+      json resumed = old->value("resumed", json::array());
+      resumed.push_back(UtcNow());
+      header["resumed"] = resumed;
     }
   }
+  Expected<std::string> scratch = MakePrivateTempDir("ftax-validate");
+  if (!scratch.ok()) return ReportError("validate", scratch.status());
+  so.scratch_dir = scratch.value();
+  ResultWriter w(o.output, header);
+  const std::string dir = so.scratch_dir;
+  int launched = 0;
+  WorkerLauncher spawn = [&](const WorkerRequest& req, const std::string& result) {
+    const std::string path = dir + "/request-" + std::to_string(launched++) + ".json";
+    {
+      std::ofstream rq(path);
+      rq << WorkerRequestToJson(req).dump() << "\n";
+      if (!rq) return -1000;
+    }
+    const int st = RunSelf({"validate", "--worker", path, "--worker-out", result}, o.worker_timeout_s,
+                           kWorkerTimedOut);
+    std::remove(path.c_str());
+    return st;
+  };
+  Status s = MeasureModelsIsolated(runs, so, spawn,
+                                   [](const std::string& l) { std::cerr << "[validate] " << l << "\n"; }, &w);
+  RemoveTempDir(dir);
+  if (!s.ok()) return ReportError("validate", s);
+  if (!w.first_error().ok()) return ReportError("validate", w.first_error());
+  w.Set("finished", UtcNow());
+  *measured = w.doc();
+  if ((*measured)["rows"].empty()) {
+    std::cerr << "ftax validate: no point was measured; the reasons are under \"failures\" in '"
+              << o.output << "'\n";
+    return kExitFailure;
+  }
+  return 0;
+}
+
+// Rows made from PyTorch profiler traces (--trace), appended to `measured`.
+int AddTraceRows(const ValidateOptions& o, json* measured) {
   for (const std::string& path : o.traces) {
     if (o.arch.empty())
       return ReportError("validate", InvalidInput("--trace needs --arch SPEC describing the traced model"));
@@ -286,8 +296,13 @@ int RunValidate(const ValidateOptions& o) {
     if (!valid.ok()) return ReportError("validate", valid);
     Expected<json> row = MeasuredRowFromTrace(run);
     if (!row.ok()) return ReportError("validate", row.status());
-    measured["rows"].push_back(row.value());
+    (*measured)["rows"].push_back(row.value());
   }
+  return 0;
+}
+
+// Rows of earlier measurement files (--measured), each checked before anything is predicted.
+int AddMeasuredRows(const ValidateOptions& o, json* measured) {
   for (const std::string& path : o.measured) {
     Expected<json> read = ReadJsonFile(path, "measurements");
     if (!read.ok()) return ReportError("validate", read.status());
@@ -299,8 +314,61 @@ int RunValidate(const ValidateOptions& o) {
       Status s = CheckMeasuredRow(j["rows"][i]);
       if (!s.ok()) return ReportError("validate", s.WithContext("'" + path + "' rows[" + std::to_string(i) + "]"));
     }
-    for (auto& r : j["rows"]) measured["rows"].push_back(r);
+    for (auto& r : j["rows"]) (*measured)["rows"].push_back(r);
   }
+  return 0;
+}
+
+// --refined-profile: the framework costs scaled to the measured rows, written with where they
+// came from.
+int WriteRefinedProfile(const ValidateOptions& o, const HostProfile& profile, const json& measured) {
+  RefitReport rr;
+  RefitOptions refit;
+  refit.only_models.insert(o.refine_models.begin(), o.refine_models.end());
+  Expected<HostProfile> refined = RefineFrameworkCosts(profile, measured, refit, &rr);
+  if (!refined.ok()) return ReportError("validate", refined.status());
+  json sources = o.measured;
+  for (const std::string& t : o.traces) sources.push_back(t);
+  json extra = json::object();
+  if (!o.refine_models.empty()) {
+    // The models the refinement learned from: those asked for that have measured rows.
+    std::set<std::string> measured_models;
+    for (const json& r : measured["rows"])
+      if (r.is_object() && r.contains("model") && r["model"].is_string())
+        measured_models.insert(r["model"].get<std::string>());
+    json used = json::array();
+    std::string absent;
+    for (const std::string& m : o.refine_models) {
+      if (measured_models.count(m)) {
+        used.push_back(m);
+      } else {
+        absent += (absent.empty() ? "" : ", ") + m;
+      }
+    }
+    extra["refined_on_models"] = used;
+    if (!absent.empty())
+      std::cerr << "ftax validate: --refine-models without measured rows (not learned from): " << absent << "\n";
+  }
+  RecordRefinement(rr, sources, extra, &refined.value());
+  Status written = WriteFileAtomic(o.refined_profile, HostProfileToJson(refined.value()).dump(1) + "\n");
+  if (!written.ok()) return ReportError("validate", written);
+  for (const auto& e : rr.frameworks)
+    std::cerr << "refined " << e.framework
+              << (e.framework == "cuda-graph" ? ": per-node costs x" : ": dispatch costs x")
+              << Fixed(e.scale, 3) << " ± " << Fixed(e.scale_stderr, 3) << " (" << e.rows
+              << " rows)\n";
+  std::cerr << "wrote " << o.refined_profile << "\n";
+  return 0;
+}
+
+int RunValidate(const ValidateOptions& o) {
+  if (!o.worker.empty()) return RunValidateWorker(o);
+  if (int rc = CheckOutputs(o)) return rc;
+  json measured = {{"rows", json::array()}};
+  if (!o.models.empty())
+    if (int rc = MeasureModels(o, &measured)) return rc;
+  if (int rc = AddTraceRows(o, &measured)) return rc;
+  if (int rc = AddMeasuredRows(o, &measured)) return rc;
   if (o.profile.empty()) {
     std::cerr << "ftax validate: measured " << measured["rows"].size()
               << " rows; give --profile to compare them with predictions\n";
@@ -311,44 +379,8 @@ int RunValidate(const ValidateOptions& o) {
   // Every option is checked before anything is written.
   if ((o.refine == "prior") != !o.prior.empty())
     return ReportError("validate", InvalidInput("--refine prior and --prior FILE... go together"));
-  if (!o.refined_profile.empty()) {
-    RefitReport rr;
-    RefitOptions refit;
-    refit.only_models.insert(o.refine_models.begin(), o.refine_models.end());
-    Expected<HostProfile> refined = RefineFrameworkCosts(profile.value(), measured, refit, &rr);
-    if (!refined.ok()) return ReportError("validate", refined.status());
-    json sources = o.measured;
-    for (const std::string& t : o.traces) sources.push_back(t);
-    json extra = json::object();
-    if (!o.refine_models.empty()) {
-      // The models the refinement learned from: those asked for that have measured rows.
-      std::set<std::string> measured_models;
-      for (const json& r : measured["rows"])
-        if (r.is_object() && r.contains("model") && r["model"].is_string())
-          measured_models.insert(r["model"].get<std::string>());
-      json used = json::array();
-      std::string absent;
-      for (const std::string& m : o.refine_models) {
-        if (measured_models.count(m)) {
-          used.push_back(m);
-        } else {
-          absent += (absent.empty() ? "" : ", ") + m;
-        }
-      }
-      extra["refined_on_models"] = used;
-      if (!absent.empty())
-        std::cerr << "ftax validate: --refine-models without measured rows (not learned from): " << absent << "\n";
-    }
-    RecordRefinement(rr, sources, extra, &refined.value());
-    Status written = WriteFileAtomic(o.refined_profile, HostProfileToJson(refined.value()).dump(1) + "\n");
-    if (!written.ok()) return ReportError("validate", written);
-    for (const auto& e : rr.frameworks)
-      std::cerr << "refined " << e.framework
-                << (e.framework == "cuda-graph" ? ": per-node costs x" : ": dispatch costs x")
-                << Fixed(e.scale, 3) << " ± " << Fixed(e.scale_stderr, 3) << " (" << e.rows
-                << " rows)\n";
-    std::cerr << "wrote " << o.refined_profile << "\n";
-  }
+  if (!o.refined_profile.empty())
+    if (int rc = WriteRefinedProfile(o, profile.value(), measured)) return rc;
   std::string prior_note;
   if (o.refine == "prior") {
     const std::string gpu = profile->host.is_object() ? profile->host.value("gpu", "") : "";
