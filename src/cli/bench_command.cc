@@ -65,7 +65,8 @@ void SetupBenchCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "bench",
       "Measure this CUDA host: GPU kernel classes over sizes and dtypes (CUPTI records) and\n"
-      "CPU dispatch cost per framework (chains of tiny ops). Writes a measurement file for\n"
+      "CPU dispatch cost per framework (chains of tiny ops), and the host cost of one kernel\n"
+      "launch (an empty kernel launched back to back). Writes a measurement file for\n"
       "`ftax calibrate`; rows are written as they are measured, so an interrupted run keeps\n"
       "every finished row (rerun with --resume to measure only what is missing). Host times\n"
       "are taken with no profiler attached; kernel records come from separate traced passes.\n"

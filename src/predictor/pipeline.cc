@@ -397,6 +397,14 @@ ResolvedParams SampleParams(const ResolvedParams& p, std::mt19937_64& rng) {
   return s;
 }
 
+// The GPU kernels a dispatch launches: its kernels, each as many as its anchors say.
+static int KernelsLaunched(const DispatchWork& d, const ResolvedParams& p) {
+  int n = 0;
+  for (int i = d.first_kernel; i < d.first_kernel + d.num_kernels; ++i)
+    n += i < int(p.kernel_nodes.size()) ? p.kernel_nodes[i] : 1;
+  return n;
+}
+
 Timing Simulate(const WorkList& work, const ResolvedParams& p) {
   Timing t;
   t.dispatches = int(work.dispatches.size());
@@ -448,12 +456,7 @@ Timing Simulate(const WorkList& work, const ResolvedParams& p) {
     const double launch = op >= 0 ? p.op_launch[size_t(op)] : p.launch_us;
     // An op that launches fewer kernels here than in its bench chain (a 1x1 convolution,
     // where the chain's 3x3 one added layout transposes) does not pay the launches it skips.
-    if (op >= 0) {
-      int made = 0;
-      for (int i = d.first_kernel; i < d.first_kernel + d.num_kernels; ++i)
-        made += i < int(p.kernel_nodes.size()) ? p.kernel_nodes[i] : 1;
-      cpu -= std::max(0.0, covered - std::max(1, made)) * launch;
-    }
+    if (op >= 0) cpu -= std::max(0.0, covered - std::max(1, KernelsLaunched(d, p))) * launch;
     double launched = 0;
     for (int i = d.first_kernel; i < d.first_kernel + d.num_kernels; ++i) {
       if (i > d.first_kernel && launched + 1 > covered + 1e-9) {
@@ -488,9 +491,7 @@ std::map<std::string, std::pair<double, int>> OpFrameworkUs(const WorkList& work
     const int op = p.dispatch_op[di];
     const DispatchWork& d = work.dispatches[di];
     if (op < 0 || !d.cost_key) continue;
-    int nodes = 0;
-    for (int i = d.first_kernel; i < d.first_kernel + d.num_kernels; ++i)
-      nodes += i < int(p.kernel_nodes.size()) ? p.kernel_nodes[i] : 1;
+    const int nodes = KernelsLaunched(d, p);
     const double extra = std::max(0.0, std::ceil(nodes - p.op_kernels[size_t(op)] - 1e-9));
     const double skipped = std::max(0.0, p.op_kernels[size_t(op)] - std::max(1, nodes));
     auto& [us, count] = out[*d.cost_key];
