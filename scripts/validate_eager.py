@@ -182,6 +182,10 @@ def main():
                          "reduce-overhead): frameworks torch-compile and torch-compile-reduce-overhead; "
                          "compile time (the first call at each shape) goes to the row's compile_s, "
                          "never into latency")
+    ap.add_argument("--kernels", action=argparse.BooleanOptionalAction, default=True,
+                    help="after all timing, one profiled pass per point for its kernel records "
+                         "(default); --no-kernels skips it, for a second timing pass whose kernels "
+                         "an earlier pass recorded (validation/scripts/merge_passes.py joins them)")
     ap.add_argument("--models-dir", default="",
                     help="where export_torchscript.py wrote NAME.PRECISION.pt: rows then name that file "
                          "and their inputs, so ftax can predict from the trace (models without an arch spec)")
@@ -344,7 +348,7 @@ def main():
     # Kernel records last, when every latency has been timed: the profiler attaches CUPTI,
     # which slows launches, and nothing timed may run while it is attached.
     for k, pt in enumerate(points):
-        if pt["row"] is None or pt["failed"]:
+        if pt["row"] is None or pt["failed"] or not a.kernels:
             continue
         try:
             with grad_ctx():

@@ -51,6 +51,27 @@ class MergePassesTest(unittest.TestCase):
     def by_point(doc):
         return {(r["model"], r["precision"], r["batch"]): r for r in doc["rows"]}
 
+    def test_a_faster_pass_without_kernels_takes_them_from_the_pass_that_recorded_them(self):
+        # Pass 1 recorded kernels (1.5 ms of kernel time); pass 2 (--no-kernels) timed faster.
+        kern = {"kernels_per_iter": 100.0, "kernel_ms": 1.5, "aten_ops_per_iter": 60.0,
+                "kernels": {"k": [100.0, 1500.0]}}
+        p1 = self.write("p1.json", {"rows": [row("resnet", 6.0, seq=None, framework_ms_measured=4.5, **kern),
+                                             row("vit", 3.0, seq=None, **kern)]})
+        p2 = self.write("p2.json", {"rows": [row("resnet", 4.0, seq=None, kernels_pending=True),
+                                             row("vit", 3.3, seq=None, kernels_pending=True)]})
+        rows = self.by_point(self.merge(p1, p2))
+        r = rows[("resnet", "fp16", 1)]
+        self.assertEqual(r["latency_ms"]["median"], 4.0)
+        self.assertEqual(r["pass_used"], 1)
+        self.assertNotIn("kernels_pending", r)
+        self.assertEqual(r["kernels_from_pass"], 0)
+        self.assertEqual(r["kernels_per_iter"], 100.0)
+        self.assertAlmostEqual(r["framework_ms_measured"], 2.5)  # 4.0 - 1.5, not pass 1's 4.5
+        v = rows[("vit", "fp16", 1)]  # pass 1 won: its own row, kernels and all
+        self.assertEqual(v["pass_used"], 0)
+        self.assertNotIn("kernels_from_pass", v)
+        self.assertNotIn("kernels_pending", v)
+
     def test_keeps_lower_median_pass_per_point(self):
         # Pass 1 wins bert b1 and resnet; pass 2 wins bert b8. Rows carry a marker so the
         # whole kept row (not only its median) can be traced to its pass.

@@ -13,10 +13,17 @@ latency_ms.median are not merged and are listed under "failures".
     validation/scripts/merge_passes.py OUT.json PASS1.json PASS2.json [...]
 
 Rows are matched by (model, framework, precision, batch, seq); a point measured in only some
-passes keeps the passes it has.
+passes keeps the passes it has. A pass may time without recording kernels (validate_eager.py
+--no-kernels: its rows carry "kernels_pending"); where such a pass is the fastest, the row takes
+its kernel fields from a pass that recorded them ("kernels_from_pass") and its measured
+framework time is its own median less that pass's kernel time.
 """
 import json
 import sys
+
+
+# What a profiled pass adds to a row (validate_eager.py's profiled_fields).
+KERNEL_FIELDS = ("kernels_per_iter", "kernel_ms", "aten_ops_per_iter", "kernels")
 
 
 def key(row):
@@ -56,8 +63,11 @@ def main(argv):
             k = key(row)
             if k not in merged:
                 order.append(k)
-                merged[k] = {"best": row, "best_pass": i, "medians": [None] * len(inputs)}
+                merged[k] = {"best": row, "best_pass": i, "medians": [None] * len(inputs),
+                             "kernels": None}
             m = merged[k]
+            if m["kernels"] is None and not row.get("kernels_pending") and "kernels_per_iter" in row:
+                m["kernels"] = (row, i)
             # One median per pass (the lowest, if a pass measured the point twice).
             prev = m["medians"][i]
             m["medians"][i] = median if prev is None else min(prev, median)
@@ -67,6 +77,15 @@ def main(argv):
     for k in order:
         m = merged[k]
         row = dict(m["best"])
+        if row.get("kernels_pending") and m["kernels"] is not None:
+            src, i = m["kernels"]
+            for f in KERNEL_FIELDS:
+                if f in src:
+                    row[f] = src[f]
+            row.pop("kernels_pending", None)
+            row["kernels_from_pass"] = i
+            if "kernel_ms" in row:
+                row["framework_ms_measured"] = max(0.0, row["latency_ms"]["median"] - row["kernel_ms"])
         row["pass_medians_ms"] = m["medians"]  # aligned with merged_from; null: not measured
         row["pass_used"] = m["best_pass"]  # index into merged_from
         rows.append(row)

@@ -20,7 +20,11 @@
 # each stage gets what is left (a stage cut short keeps the rows it wrote: both write as they
 # go); WORKER_TIMEOUT_S (90): one `ftax validate` worker; MODEL_TIMEOUT_S (60): one model's
 # Python eager process; EAGER_GRAPHS (1): 0 measures Python eager alone, without CUDA graphs
-# captured from the eager module; EAGER_ARGS: more options of validate_eager.py; BENCH_ARGS: more options
+# captured from the eager module; EAGER_ARGS: more options of validate_eager.py; PASS: suffix
+# of the eager result (eager$PASS.json), for a second pass minutes later, e.g. STAGES=eager
+# BENCH=none EAGER_GRAPHS=0 EAGER_ARGS=--no-kernels PASS=-pass2 with the models in reverse
+# order, joined to the first by validation/scripts/merge_passes.py (per point the faster pass;
+# a user's process runs at the host's quiet speed, a slow stretch of the host is not the model); BENCH_ARGS: more options
 # of `ftax bench` (e.g. --dtypes fp16); BENCH_TIMEOUT_S: seconds the bench may take (default a third
 # of what is left when it starts, and at least 240 s, never more than is left: a whole
 # `ftax bench --dtypes fp16` took 148 s on two H200 hosts; the Python chains come last, and a
@@ -82,8 +86,9 @@ if [[ $stages == *,eager,* ]]; then
     EAGER_ARGS="$([ "${EAGER_GRAPHS:-1}" = 1 ] && echo --graphs) --model-timeout-s ${MODEL_TIMEOUT_S:-60} ${EAGER_ARGS:-}" \
     validation/scripts/gpu_campaign.sh eager || log "eager stage ended with $?"
 fi
-[ -f "$out/validation_eager.json" ] && python3 validation/scripts/keep_traces.py "$out/validation_eager.json" --models-out "$out/models"
-[ -f "$out/validation_eager.json" ] && mv "$out/validation_eager.json" "$out/eager.json"
+ev="$out/validation_eager${PASS:-}.json"
+[ -f "$ev" ] && python3 validation/scripts/keep_traces.py "$ev" --models-out "$out/models"
+[ -f "$ev" ] && mv "$ev" "$out/eager${PASS:-}.json"
 # One archive for the traces: a device call returns at most 8 files.
 [ -d "$out/models" ] && tar -C "$out" -cf "$out/models.tar" models && rm -rf "$out/models"
 log "part $1 done"
