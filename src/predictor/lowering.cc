@@ -629,14 +629,28 @@ class Walker {
   // kernels. A group here: element-wise ops (one kernel each) joined where one consumes the
   // other's output and nothing else reads it. The fused kernel skips the intermediates' round
   // trips through memory, and the interpreter runs the group as one op, at its last member.
+  // An ONNX form of the network has the same groups: the ATen types' ONNX equivalents (Add,
+  // Mul, Sigmoid, ...) in the default domain are fused alike (an SE block's sigmoid-mul, a
+  // Swish written as Sigmoid and Mul). Ops on folded shape values have no dispatch here
+  // (IsShapeArithmetic), and an exported GELU priced as one GELU kernel at its last Mul is
+  // ATen's gelu, which is not among them.
   void FuseElementwiseChains() {
-    // Element-wise types NNC fuses (not the in-place ones); compared without hashing.
-    auto fusible_type = [](const std::string& t) {
-      static const std::string_view kTypes[] = {"add", "sub", "mul", "div", "rsub", "neg",
-                                                "relu", "sigmoid", "tanh", "exp", "pow"};
+    // Element-wise types NNC fuses (not the in-place ones), per domain; compared without
+    // hashing.
+    auto fusible_type = [](const Op& op) {
+      static const std::string_view kAten[] = {"add", "sub", "mul", "div", "rsub", "neg",
+                                               "relu", "sigmoid", "tanh", "exp", "pow"};
+      static const std::string_view kOnnx[] = {"Add", "Sub", "Mul", "Div", "Neg",
+                                               "Relu", "Sigmoid", "Tanh", "Exp", "Pow"};
+      const std::string& t = op.type;
       if (t.size() > 7) return false;
-      for (std::string_view f : kTypes)
-        if (t == f) return true;
+      if (IsAten(op.domain)) {
+        for (std::string_view f : kAten)
+          if (t == f) return true;
+      } else if (op.domain.empty()) {
+        for (std::string_view f : kOnnx)
+          if (t == f) return true;
+      }
       return false;
     };
     const size_t n = g_.ops.size();
@@ -648,23 +662,33 @@ class Walker {
       if (w.op_index < 0 || w.num_kernels != 1) continue;
       if (work_.kernels[size_t(w.first_kernel)].cls != KernelClass::kElementwise) continue;
       const Op& op = g_.ops[size_t(w.op_index)];
-      if (!IsAten(op.domain) || op.outputs.empty() || op.repeat > 1 || !fusible_type(op.type)) continue;
+      if (op.outputs.empty() || op.repeat > 1 || !fusible_type(op)) continue;
+      if (!gelu_input_.empty() && gelu_input_.count(w.op_index)) continue;  // an exported GELU
       single[size_t(w.op_index)] = int(d);
       any_candidate = true;
     }
     if (!any_candidate) return;
     // Producer -> consumer pairs among candidates, looked for a few ops back (this runs for
-    // every point of a sweep, so no hashing of every tensor name).
+    // every point of a sweep, so no hashing of every tensor name). The ops counted are those
+    // that dispatch, in order: an ONNX file's Constant nodes and folded shape arithmetic
+    // between two members of a group (GPT-2's tanh GELU) cost nothing and move nothing.
     constexpr size_t kWindow = 8;
     struct Edge {
       int producer, consumer;
       const std::string* tensor;
     };
+    thread_local std::vector<int> dispatched;  // op indices with a dispatch, in order, once each
+    dispatched.clear();
+    for (const DispatchWork& w : work_.dispatches)
+      if (w.op_index >= 0 && (dispatched.empty() || dispatched.back() != w.op_index))
+        dispatched.push_back(w.op_index);
     std::vector<Edge> edges;
-    for (size_t j = 0; j < n; ++j) {
+    for (size_t p = 0; p < dispatched.size(); ++p) {
+      const size_t j = size_t(dispatched[p]);
       if (single[j] < 0) continue;
-      for (size_t k = j > kWindow ? j - kWindow : 0; k < j; ++k) {
-        if (single[k] < 0) continue;
+      for (size_t q = p > kWindow ? p - kWindow : 0; q < p; ++q) {
+        const size_t k = size_t(dispatched[q]);
+        if (single[k] < 0 || k >= j) continue;
         const std::string& out = g_.ops[k].outputs[0];
         for (const std::string& in : g_.ops[j].inputs)
           if (in == out) {

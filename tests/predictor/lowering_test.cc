@@ -4,6 +4,7 @@
 
 #include "graph/arch_spec.h"
 #include "graph/op_cost.h"
+#include "graph/shape_inference.h"
 #include "predictor/lowering_rules.h"
 
 namespace ftax {
@@ -104,6 +105,74 @@ TEST(LoweringTest, InPlaceOpsAndSharedIntermediatesAreNotFused) {
   Expected<WorkList> w = Lower(g, {Framework::kTorchscript, DType::kFloat16});
   ASSERT_TRUE(w.ok());
   EXPECT_EQ(w->kernels.size(), 3u);
+}
+
+// The ONNX form of a Swish / an SE block's gate: x -> Sigmoid -> Mul(x, sig), then a Relu of
+// the product. The ATen types' ONNX equivalents are fused as NNC fuses the aten ops: under
+// TorchScript and CUDA graphs one kernel (reading x once, writing y), one interpreter op; eager
+// code runs three kernels. An op on folded shape values is no kernel and joins no group.
+TEST(LoweringTest, OnnxElementwiseGroupsFuseAsTheirAtenOps) {
+  Graph g;
+  for (const char* n : {"x", "sig", "prod", "y"}) g.tensors[n] = T(n, {1, 32, 56, 56});
+  g.tensors["shape"] = T("shape", {4}, DType::kInt64);
+  g.tensors["shape"].int_values = std::vector<int64_t>{1, 32, 56, 56};
+  g.tensors["two"] = T("two", {1}, DType::kInt64, true);
+  g.tensors["two"].int_values = std::vector<int64_t>{2};
+  g.tensors["twice"] = T("twice", {4}, DType::kInt64);
+  g.tensors["twice"].int_values = std::vector<int64_t>{2, 64, 112, 112};
+  g.ops.push_back(MakeOp("", "Sigmoid", {"x"}, {"sig"}));
+  g.ops.push_back(MakeOp("", "Shape", {"x"}, {"shape"}));
+  g.ops.push_back(MakeOp("", "Mul", {"shape", "two"}, {"twice"}));  // shape math: free
+  g.ops.push_back(MakeOp("", "Mul", {"x", "sig"}, {"prod"}));
+  g.ops.push_back(MakeOp("", "Relu", {"prod"}, {"y"}));
+  g.outputs = {"y", "twice"};
+  const double bytes = 1 * 32 * 56 * 56 * 2.0;  // one fp16 activation
+  Expected<WorkList> eager = Lower(g, {Framework::kPytorchEager, DType::kFloat16});
+  ASSERT_TRUE(eager.ok()) << eager.status().message();
+  EXPECT_EQ(eager->kernels.size(), 3u);
+  EXPECT_EQ(eager->dispatches.size(), 3u);
+  for (Framework f : {Framework::kTorchscript, Framework::kCudaGraph}) {
+    SCOPED_TRACE(FrameworkName(f));
+    Expected<WorkList> w = Lower(g, {f, DType::kFloat16});
+    ASSERT_TRUE(w.ok()) << w.status().message();
+    ASSERT_EQ(w->kernels.size(), 1u);
+    EXPECT_EQ(w->dispatches.size(), 1u);
+    EXPECT_EQ(w->dispatches[0].op_index, 4);  // run at the group's last member, the Relu
+    EXPECT_EQ(w->kernels[0].cls, KernelClass::kElementwise);
+    EXPECT_DOUBLE_EQ(w->kernels[0].bytes, 2 * bytes);  // reads x, writes y
+  }
+  // The same network as aten ops gives the same kernels.
+  Graph a;
+  for (const char* n : {"x", "sig", "prod", "y"}) a.tensors[n] = T(n, {1, 32, 56, 56});
+  a.ops.push_back(MakeOp("aten", "sigmoid", {"x"}, {"sig"}));
+  a.ops.push_back(MakeOp("aten", "mul", {"x", "sig"}, {"prod"}));
+  a.ops.push_back(MakeOp("aten", "relu", {"prod"}, {"y"}));
+  a.outputs = {"y"};
+  Expected<WorkList> wa = Lower(a, {Framework::kTorchscript, DType::kFloat16});
+  ASSERT_TRUE(wa.ok()) << wa.status().message();
+  ASSERT_EQ(wa->kernels.size(), 1u);
+  EXPECT_DOUBLE_EQ(wa->kernels[0].bytes, 2 * bytes);
+}
+
+// An exported erf GELU is priced as ATen's gelu kernel at its last Mul; gelu is not among the
+// types NNC fuses here, so the Add after it stays a kernel of its own.
+TEST(LoweringTest, OnnxGeluJoinsNoElementwiseGroup) {
+  Graph g;
+  for (const char* n : {"x", "d", "e", "s", "m", "y", "z", "r"}) g.tensors[n] = T(n, {128, 3072});
+  for (const char* c : {"sqrt2", "one", "half"}) g.tensors[c] = T(c, {}, DType::kFloat32, true);
+  g.ops.push_back(MakeOp("", "Div", {"x", "sqrt2"}, {"d"}));
+  g.ops.push_back(MakeOp("", "Erf", {"d"}, {"e"}));
+  g.ops.push_back(MakeOp("", "Add", {"e", "one"}, {"s"}));
+  g.ops.push_back(MakeOp("", "Mul", {"x", "s"}, {"m"}));
+  g.ops.push_back(MakeOp("", "Mul", {"m", "half"}, {"y"}));
+  g.ops.push_back(MakeOp("", "Add", {"y", "r"}, {"z"}));
+  g.outputs = {"z"};
+  Expected<WorkList> w = Lower(g, {Framework::kTorchscript, DType::kFloat16});
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  ASSERT_EQ(w->kernels.size(), 2u);  // GELU, Add
+  ASSERT_EQ(w->dispatches.size(), 2u);
+  EXPECT_EQ(w->dispatches[0].op_index, 4);
+  EXPECT_EQ(w->dispatches[1].op_index, 5);
 }
 
 TEST(LoweringTest, AddmmIsOneBiasedGemmEagerAndMmPlusBroadcastAddInTorchScript) {
@@ -271,6 +340,46 @@ TEST(LoweringTest, OnnxMatMulBiasAddFoldsAndShapeArithmeticIsFree) {
   ASSERT_TRUE(w.ok());
   EXPECT_EQ(w->kernels.size(), 1u);
   EXPECT_EQ(w->dispatches.size(), 1u);
+}
+
+// nn.MultiheadAttention's scale as the TorchScript-based exporter writes it (Shape, Gather,
+// Cast, Sqrt, Div, Sqrt on q's shape), folded by shape inference to the float 0.125 and its
+// square root: like integer shape arithmetic, no kernel and no dispatch under any framework
+// (the trace computes it in Python). Only q * sqrt(scale) is a kernel.
+TEST(LoweringTest, OnnxFloatShapeMathIsFree) {
+  Graph g;
+  g.opset[""] = 17;
+  g.tensors["q"] = T("q", {1, 12, 197, 64});
+  g.tensors["q"].is_graph_input = true;
+  g.inputs = {"q"};
+  g.tensors["last"] = T("last", {}, DType::kInt64, true);
+  g.tensors["last"].int_values = std::vector<int64_t>{-1};
+  g.tensors["one"] = T("one", {1}, DType::kFloat32, true);
+  g.tensors["one"].float_values = std::vector<double>{1.0};
+  g.ops.push_back(MakeOp("", "Shape", {"q"}, {"shape"}));
+  g.ops.push_back(MakeOp("", "Gather", {"shape", "last"}, {"head_dim"}));
+  Op cast = MakeOp("", "Cast", {"head_dim"}, {"head_dim_f"});
+  cast.attrs["to"].kind = Attribute::Kind::kInt;
+  cast.attrs["to"].i = 1;  // FLOAT
+  g.ops.push_back(cast);
+  g.ops.push_back(MakeOp("", "Sqrt", {"head_dim_f"}, {"root"}));
+  g.ops.push_back(MakeOp("", "Div", {"one", "root"}, {"scale"}));
+  g.ops.push_back(MakeOp("", "Sqrt", {"scale"}, {"half_scale"}));
+  g.ops.push_back(MakeOp("", "Mul", {"q", "half_scale"}, {"y"}));
+  g.outputs = {"y"};
+  ASSERT_TRUE(InferShapes(&g).ok());
+  ASSERT_TRUE(g.Find("scale")->float_values);
+  EXPECT_EQ(*g.Find("scale")->float_values, (std::vector<double>{0.125}));
+  for (Framework f : {Framework::kPytorchEager, Framework::kTorchscript, Framework::kCudaGraph,
+                      Framework::kCudaGraphEager}) {
+    SCOPED_TRACE(FrameworkName(f));
+    Expected<WorkList> w = Lower(g, {f, DType::kFloat16});
+    ASSERT_TRUE(w.ok()) << w.status().message();
+    ASSERT_EQ(w->kernels.size(), 1u);
+    ASSERT_EQ(w->dispatches.size(), 1u);
+    EXPECT_EQ(w->dispatches[0].op_index, 6);  // the Mul
+    EXPECT_DOUBLE_EQ(w->kernels[0].bytes, 2 * 12 * 197 * 64 * 2.0 + 2);  // q, y and the fp16 scale
+  }
 }
 
 TEST(LoweringTest, UnknownShapeNamesTheNode) {
