@@ -180,8 +180,8 @@ def main():
     ap.add_argument("--compile", default="",
                     help="also time torch.compile(model) in these modes (comma list of default, "
                          "reduce-overhead): frameworks torch-compile and torch-compile-reduce-overhead; "
-                         "compile time (the first call at each shape) goes to the row's compile_s, "
-                         "never into latency")
+                         "each batch compiled for its own shapes (dynamic=False); compile time (the "
+                         "first call at each shape) goes to the row's compile_s, never into latency")
     ap.add_argument("--kernels", action=argparse.BooleanOptionalAction, default=True,
                     help="after all timing, one profiled pass per point for its kernel records "
                          "(default); --no-kernels skips it, for a second timing pass whose kernels "
@@ -260,7 +260,13 @@ def main():
             mode = "reduce-overhead" if pt["framework"].endswith("reduce-overhead") else "default"
             key = (name, p, mode)
             if key not in compiled:
-                compiled[key] = torch.compile(m, mode=None if mode == "default" else mode)
+                # dynamic=False: each batch is compiled for its own shapes, as a model served
+                # at one batch size is (and as bench_eager.py's chains are). Left to its
+                # default, the second batch size would recompile with a dynamic batch, and
+                # Inductor turns its channels-last layout of convolutions off for dynamic
+                # shapes (CUPTI: ResNet-18 at batch 8 after batch 1 ran cuDNN's NCHW
+                # transposes around 37 convolution kernels, at batch 1 none).
+                compiled[key] = torch.compile(m, mode=None if mode == "default" else mode, dynamic=False)
             cm = compiled[key]
             if "compile_s" not in pt:
                 t0 = time.perf_counter()  # the first call at this shape compiles
@@ -321,6 +327,7 @@ def main():
                                              pt["framework"], a.grad_mode)
                         if "compile_s" in pt:
                             pt["row"]["compile_s"] = round(pt["compile_s"], 2)
+                            pt["row"]["compile_dynamic"] = False
                     del graph
                 lat = spread(host)
                 pt["host"] += host
