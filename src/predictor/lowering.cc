@@ -193,9 +193,9 @@ class Walker {
           "is closer to what PyTorch runs");
     if (!attention_.empty())
       work_.notes.push_back(std::to_string(attention_.size()) +
-                            " exported scaled-dot-product attentions (MatMul, Softmax, MatMul with the "
-                            "scales, mask and NaN guard the exporter writes) priced as one fused "
-                            "attention kernel each, as PyTorch runs F.scaled_dot_product_attention");
+                            " decomposed attention blocks (the exporter's MatMul, Softmax, MatMul with its "
+                            "scales, mask and NaN guard) priced as fused attention: one kernel each, as "
+                            "PyTorch runs F.scaled_dot_product_attention");
     if (fused_gelus_ > 0)
       work_.notes.push_back(std::to_string(fused_gelus_) + " exported GELUs (Div, Erf, Add, Mul, Mul) "
                             "priced as one GELU kernel each, as PyTorch runs F.gelu");
@@ -431,12 +431,30 @@ class Walker {
   }
 
   // Both ONNX exporters write F.scaled_dot_product_attention (and nn.MultiheadAttention, which
-  // calls it) as MatMul(q * sqrt(scale), k^T * sqrt(scale)), an Add of the mask, Softmax, a
-  // guard that zeroes NaN rows (IsNaN, Where) and MatMul with v; q, k and v reach it through
-  // Reshape/Transpose. PyTorch runs one fused attention kernel on strided views, so the pattern
-  // is priced as that kernel at the last MatMul and its other ops (the layout ops that feed
-  // only it included) cost nothing. Attention written out by hand (one scale on the scores, no
-  // NaN guard) is left op by op, as PyTorch runs it too.
+  // calls it) out of ops, opsets 17 and 18 having no attention op: MatMul of q and k^T, an Add
+  // of the mask (a boolean one made additive first: Where(mask, 0, -inf)), Softmax over the
+  // last axis, (with a mask) a guard that zeroes NaN rows (IsNaN, Where), and MatMul with v;
+  // q, k and v reach it through Reshape/Transpose. PyTorch runs one fused attention kernel on
+  // strided views (flash or memory-efficient SDPA), so the pattern is priced as that kernel at
+  // the last MatMul, with the dispatch and side kernels of the trace's
+  // scaled_dot_product_attention, and its other ops (the layout ops that feed only it
+  // included) cost nothing. Every framework ftax predicts runs PyTorch (framework.h); a runtime
+  // that executes the ONNX ops themselves would keep them.
+  //
+  // What marks the pattern as an exported SDPA, and not attention a model writes out by hand
+  // (Swin's, SqueezeBERT's, WavLM's, DeBERTa's: one scale on q or on the scores, a bias added,
+  // softmax; their traces have aten::softmax and PyTorch runs them op by op, so must ftax):
+  // - both operands of the first MatMul scaled by a constant (the exporters' sqrt(scale) on q
+  //   and on k^T), or
+  // - the second MatMul's output named after the call (the dynamo exporter names values after
+  //   their FX nodes: "scaled_dot_product_attention", "scaled_dot_product_attention_3"), where
+  //   its optimizer folded the scale away (a model that scales q itself and passes scale=1:
+  //   Whisper, OPT).
+  // Around that, the match is strict: every intermediate read by the next op only (and no
+  // graph output), an optional scale (Mul or Div by a constant scalar) on the scores, an
+  // optional Cast or Dropout before the last MatMul (whose left input it must be), Softmax
+  // over the last axis, and concrete shapes that agree (q [.., Sq, d], k^T [.., d, Sk],
+  // scores [.., Sq, Sk], v [.., Sk, dv]). Anything else stays op by op.
   void FindOnnxAttentions() {
     std::unordered_map<std::string, std::vector<int>> readers;
     for (size_t i = 0; i < g_.ops.size(); ++i)
@@ -462,7 +480,36 @@ class Walker {
       return p != producer_.end() && (p->second->type == "Constant" || IsShapeArithmetic(*p->second) ||
                                       p->second->type == "Sqrt" || p->second->type == "Cast");
     };
+    // A constant of one element (a scale), where its shape is known.
+    auto is_scalar_const = [&](const std::string& name) {
+      if (!is_const(name)) return false;
+      const Shape* s = ShapeOf(name);
+      if (!s) return true;  // a folded scalar whose shape inference left no shape
+      for (const Dim& d : *s)
+        if (!d.known() || d.value != 1) return false;
+      return true;
+    };
     auto type_is = [&](int i, const char* t) { return i >= 0 && g_.ops[size_t(i)].type == t && g_.ops[size_t(i)].domain.empty(); };
+    // x * c, c * x or x / c with c a constant scalar: x, else "".
+    auto scaled_input = [&](int i) -> std::string {
+      if (i < 0 || g_.ops[size_t(i)].inputs.size() != 2) return "";
+      const Op& o = g_.ops[size_t(i)];
+      if (type_is(i, "Mul")) {
+        if (is_scalar_const(o.inputs[1]) && !is_const(o.inputs[0])) return o.inputs[0];
+        if (is_scalar_const(o.inputs[0]) && !is_const(o.inputs[1])) return o.inputs[1];
+      } else if (type_is(i, "Div")) {
+        if (is_scalar_const(o.inputs[1]) && !is_const(o.inputs[0])) return o.inputs[0];
+      }
+      return "";
+    };
+    // The dynamo exporter's name for an SDPA call's output.
+    auto sdpa_name = [](const std::string& t) {
+      static const std::string kName = "scaled_dot_product_attention";
+      if (t.compare(0, kName.size(), kName) != 0) return false;
+      if (t.size() == kName.size()) return true;
+      if (t[kName.size()] != '_' || t.size() == kName.size() + 1) return false;
+      return std::all_of(t.begin() + long(kName.size()) + 1, t.end(), [](char c) { return c >= '0' && c <= '9'; });
+    };
     // The layout ops (Reshape, Transpose) that feed `tensor` and nothing else: free with it.
     auto layout_chain = [&](std::string tensor, int reader, std::vector<int>* members) {
       for (int hops = 0; hops < 4; ++hops) {
@@ -473,54 +520,94 @@ class Walker {
         tensor = g_.ops[size_t(p)].inputs[0];
       }
     };
+    // Concrete dims (at least two) of a tensor, or nullptr.
+    auto concrete = [&](const std::string& t) -> const Shape* {
+      const Shape* s = ShapeOf(t);
+      if (!s || s->size() < 2) return nullptr;
+      for (const Dim& d : *s)
+        if (!d.known() || d.value <= 0) return nullptr;
+      return s;
+    };
+    const auto opset = g_.opset.find("");
+    const int64_t softmax_default_axis = opset == g_.opset.end() || opset->second >= 13 ? -1 : 1;
     for (size_t i = 0; i < g_.ops.size(); ++i) {
       const Op& sm = g_.ops[i];
-      if (sm.type != "Softmax" || !sm.domain.empty() || sm.inputs.empty() || sm.outputs.size() != 1) continue;
+      if (sm.type != "Softmax" || !sm.domain.empty() || sm.inputs.size() != 1 || sm.outputs.size() != 1) continue;
+      // Over the last axis.
+      const Shape* sm_in = concrete(sm.inputs[0]);
+      if (!sm_in) continue;
+      int64_t axis = sm.IntAttr("axis", softmax_default_axis);
+      if (axis < 0) axis += int64_t(sm_in->size());
+      if (axis != int64_t(sm_in->size()) - 1) continue;
       std::vector<int> members = {int(i)};
       OnnxAttention a;
-      // Back: [Add mask] <- MatMul(Mul(q, s), Mul(kT, s)).
-      int m1 = producer(sm.inputs[0]);
-      if (type_is(m1, "Add") && only_reader(sm.inputs[0]) == int(i)) {
+      // Back: [Add mask] <- [scale] <- MatMul(q', k') with q' = q or q * c, k' alike.
+      std::string t = sm.inputs[0];
+      int reader = int(i);
+      if (only_reader(t) != reader) continue;
+      int m1 = producer(t);
+      // The scores side of an Add: the MatMul's output, or its scaled form.
+      auto scores_like = [&](const std::string& in) {
+        const int p = producer(in);
+        if (type_is(p, "MatMul")) return true;
+        const std::string x = scaled_input(p);
+        return !x.empty() && type_is(producer(x), "MatMul");
+      };
+      if (type_is(m1, "Add")) {
         const Op& add = g_.ops[size_t(m1)];
         if (add.inputs.size() != 2) continue;
-        const int l = producer(add.inputs[0]), r = producer(add.inputs[1]);
-        const int scores_side = type_is(l, "MatMul") ? 0 : type_is(r, "MatMul") ? 1 : -1;
-        if (scores_side < 0 || only_reader(add.inputs[size_t(scores_side)]) != m1) continue;
+        const bool l = scores_like(add.inputs[0]), r = scores_like(add.inputs[1]);
+        if (l == r) continue;  // neither, or both (ambiguous)
         members.push_back(m1);
         a.masked = true;
-        m1 = scores_side == 0 ? l : r;
-      } else if (only_reader(sm.inputs[0]) != int(i)) {
-        continue;
+        reader = m1;
+        t = add.inputs[l ? 0 : 1];
+        if (only_reader(t) != reader) continue;
+        // A boolean mask made additive for this call, Where(mask, 0, -inf): the where a trace
+        // runs per call too, priced with the call's side kernels (AddAttentionSideKernels).
+        const std::string& mask = add.inputs[l ? 1 : 0];
+        const int where = producer(mask);
+        if (type_is(where, "Where") && only_reader(mask) == m1 && g_.ops[size_t(where)].inputs.size() == 3 &&
+            is_const(g_.ops[size_t(where)].inputs[1]) && is_const(g_.ops[size_t(where)].inputs[2]))
+          members.push_back(where);
+        m1 = producer(t);
+      }
+      if (!type_is(m1, "MatMul")) {  // a scale on the scores
+        const std::string x = scaled_input(m1);
+        if (x.empty()) continue;
+        members.push_back(m1);
+        reader = m1;
+        t = x;
+        if (only_reader(t) != reader) continue;
+        m1 = producer(t);
       }
       if (!type_is(m1, "MatMul")) continue;
       const Op& mm1 = g_.ops[size_t(m1)];
-      if (mm1.inputs.size() != 2) continue;
+      if (mm1.inputs.size() != 2 || mm1.outputs.size() != 1) continue;
       members.push_back(m1);
       a.scores = mm1.outputs[0];
-      // Both operands scaled (the exporters' sqrt(scale) on q and on k^T): the SDPA signature.
-      bool both_scaled = true;
+      // The operands, each through an optional constant scale.
+      int scaled_sides = 0;
       std::string operand[2];
       for (int side = 0; side < 2; ++side) {
         const std::string& in = mm1.inputs[size_t(side)];
-        const int mul = producer(in);
-        if (!type_is(mul, "Mul") || only_reader(in) != m1) {
-          both_scaled = false;
-          break;
+        if (only_reader(in) == m1) {
+          const int mul = producer(in);
+          const std::string x = type_is(mul, "Mul") ? scaled_input(mul) : "";
+          if (!x.empty()) {
+            members.push_back(mul);
+            layout_chain(x, mul, &members);
+            operand[side] = x;
+            ++scaled_sides;
+            continue;
+          }
+          layout_chain(in, m1, &members);
         }
-        const Op& mo = g_.ops[size_t(mul)];
-        if (mo.inputs.size() != 2 || !(is_const(mo.inputs[0]) || is_const(mo.inputs[1]))) {
-          both_scaled = false;
-          break;
-        }
-        members.push_back(mul);
-        const std::string& x = is_const(mo.inputs[1]) ? mo.inputs[0] : mo.inputs[1];
-        layout_chain(x, mul, &members);
-        operand[side] = x;
+        operand[side] = in;
       }
-      if (!both_scaled) continue;
       a.q = operand[0];
       a.k = operand[1];
-      // Forward: [IsNaN, Where(isnan, 0, p)] -> MatMul(p, v).
+      // Forward: [IsNaN, Where(isnan, 0, p)] -> [Cast | Dropout] -> MatMul(p, v).
       std::string p = sm.outputs[0];
       auto rd = readers.find(p);
       if (rd == readers.end() || is_output(p)) continue;
@@ -531,14 +618,46 @@ class Walker {
           if (type_is(r, "Where")) where = r;
         }
         if (isnan < 0 || where < 0 || only_reader(g_.ops[size_t(isnan)].outputs[0]) != where) continue;
+        const Op& w = g_.ops[size_t(where)];
+        if (w.inputs.size() != 3 || w.inputs[2] != p || w.inputs[1] == p) continue;
         members.push_back(isnan);
         members.push_back(where);
-        p = g_.ops[size_t(where)].outputs[0];
+        p = w.outputs[0];
       }
-      const int m2 = only_reader(p);
-      if (!type_is(m2, "MatMul") || g_.ops[size_t(m2)].inputs.size() != 2 || g_.ops[size_t(m2)].inputs[0] != p) continue;
+      int m2 = only_reader(p);
+      for (int hops = 0; hops < 2 && (type_is(m2, "Cast") || type_is(m2, "Dropout")); ++hops) {
+        const Op& o = g_.ops[size_t(m2)];
+        // Dropout's mask output, where written, must be read by nobody.
+        if (o.inputs.empty() || o.inputs[0] != p || o.outputs.empty() ||
+            (o.outputs.size() > 1 && !o.outputs[1].empty() && (readers.count(o.outputs[1]) || is_output(o.outputs[1]))))
+          break;
+        members.push_back(m2);
+        p = o.outputs[0];
+        m2 = only_reader(p);
+      }
+      if (!type_is(m2, "MatMul") || g_.ops[size_t(m2)].inputs.size() != 2 || g_.ops[size_t(m2)].inputs[0] != p ||
+          g_.ops[size_t(m2)].outputs.size() != 1)
+        continue;
+      // The exporter's SDPA, not attention written by hand.
+      if (scaled_sides != 2 && !sdpa_name(g_.ops[size_t(m2)].outputs[0])) continue;
       a.v = g_.ops[size_t(m2)].inputs[1];
+      // Shapes known and consistent: q [.., Sq, d], k^T [.., d, Sk], scores [.., Sq, Sk],
+      // v [.., Sk, dv].
+      const Shape* s = concrete(a.scores);
+      const Shape* q = concrete(a.q);
+      const Shape* k = concrete(a.k);
+      const Shape* v = concrete(a.v);
+      if (!s || !q || !k || !v) continue;
+      const int64_t sq = (*s)[s->size() - 2].value, sk = s->back().value;
+      if ((*q)[q->size() - 2].value != sq || k->back().value != sk || (*q).back().value != (*k)[k->size() - 2].value ||
+          (*v)[v->size() - 2].value != sk)
+        continue;
       layout_chain(a.v, m2, &members);
+      bool taken = false;  // by an attention or GELU found before
+      for (int m : members)
+        taken |= attention_member_.count(m) > 0 || attention_.count(m) > 0 || gelu_member_.count(m) > 0 ||
+                 gelu_input_.count(m) > 0;
+      if (taken) continue;
       for (int m : members) attention_member_.insert(m);
       attention_[m2] = a;
     }
@@ -574,7 +693,10 @@ class Walker {
     // With the kernels PyTorch runs around the call, as for F.scaled_dot_product_attention in
     // a trace (AddAttentionAux): the exported graph is the same network.
     AddAttentionSideKernels(index, bh, sq, sk, a.masked);
+    // One library call, priced (where a profile keeps per-op costs) as the trace's SDPA call
+    // rather than as the MatMul it sits at.
     Dispatch(DispatchClass::kLibrary, index, first);
+    work_.dispatches.back().cost_key = &DispatchCostKey("aten", "scaled_dot_product_attention");
     for (const auto& o : op.outputs) AddToSet(attention_out_, o);
     return Status::Ok();
   }

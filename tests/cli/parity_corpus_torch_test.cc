@@ -51,7 +51,16 @@ enum Reason : unsigned {
   kFoldedBatchNorm = 1u << 0,
   // Opsets 17/18 have no attention op: the exporters write SDPA (and nn.MultiheadAttention's
   // inference fast path) as MatMul, Softmax, MatMul with the scale, mask and layout ops around
-  // them, which ftax prices op by op: more kernels than the trace's fused attention.
+  // them. ftax recognises the exporters' SDPA pattern (both operands scaled, or the dynamo
+  // exporter's call with its scale folded away; the additive mask's Where, the NaN guard and
+  // the layout ops feeding it included) and prices it as the trace's fused
+  // scaled_dot_product_attention: its kernel, side kernels and one dispatch
+  // (FindOnnxAttentions, src/predictor/lowering.cc). So a form whose trace calls SDPA no longer
+  // differs by its attention. What still differs: nn.MultiheadAttention's fast path (ViT), one
+  // call in the trace (aten::_native_multi_head_attention: QKV GEMM, attention, output GEMM),
+  // exported as the slow path around the attention (the packed projection split into q, k and
+  // v by Gather, layout copies): more kernels than the trace. Attention a model writes out by
+  // hand (Swin, SqueezeBERT: aten::softmax in the trace) is op by op in both forms.
   kSplitAttention = 1u << 1,
   // The dynamo exporter's optimizer drops a convolution bias whose values are all zero (the
   // corpus has random weights, and torchvision initializes VGG's, AlexNet's and SqueezeNet's
@@ -87,17 +96,14 @@ struct Gap {
 const std::map<std::string, Gap>& Gaps() {
   static const std::map<std::string, Gap> gaps = {
       // BEGIN GAPS
-      {"albert-base/dynamo.onnx", {kSplitAttention | kShapeDispatch, 0.05, 0.05, 0.10, 0.10}},
-      {"albert-base/onnx", {kSplitAttention | kShapeDispatch, 0.05, 0.05, 0.10, 0.05}},
+      {"albert-base/dynamo.onnx", {kShapeDispatch, 0.05, 0.05, 0.10, 0.10}},
       {"alexnet/dynamo.onnx", {kDroppedZeroBias, 0.10, 0.15, 0.15, 0.15}},
-      {"bart-base-encoder/dynamo.onnx", {kSplitAttention | kShapeDispatch, 0.05, 0.10, 0.20, 0.15}},
-      {"bert-base/dynamo.onnx", {kSplitAttention | kShapeDispatch, 0.05, 0.05, 0.20, 0.10}},
-      {"bert-deep/dynamo.onnx", {kSplitAttention | kShapeDispatch, 0.05, 0.05, 0.20, 0.10}},
-      {"bert-deep/onnx", {kSplitAttention, 0.05, 0.10, 0.05, 0.05}},
-      {"bert-large/dynamo.onnx", {kSplitAttention | kShapeDispatch, 0.05, 0.05, 0.20, 0.10}},
-      {"bert-large/onnx", {kSplitAttention, 0.05, 0.10, 0.05, 0.05}},
-      {"bert-narrow/dynamo.onnx", {kSplitAttention | kShapeDispatch, 0.05, 0.05, 0.20, 0.10}},
-      {"bert-wide/dynamo.onnx", {kSplitAttention | kShapeDispatch, 0.05, 0.05, 0.20, 0.10}},
+      {"bart-base-encoder/dynamo.onnx", {kShapeDispatch, 0.05, 0.10, 0.20, 0.15}},
+      {"bert-base/dynamo.onnx", {kShapeDispatch, 0.05, 0.05, 0.20, 0.10}},
+      {"bert-deep/dynamo.onnx", {kShapeDispatch, 0.05, 0.05, 0.20, 0.10}},
+      {"bert-large/dynamo.onnx", {kShapeDispatch, 0.05, 0.05, 0.20, 0.10}},
+      {"bert-narrow/dynamo.onnx", {kShapeDispatch, 0.05, 0.05, 0.20, 0.10}},
+      {"bert-wide/dynamo.onnx", {kShapeDispatch, 0.05, 0.05, 0.20, 0.10}},
       {"convnext_base/dynamo.onnx", {kDroppedZeroBias | kInPlaceOps | kShapeDispatch, 0.20, 0.30, 0.15, 0.25}},
       {"convnext_base/onnx", {kDroppedZeroBias | kInPlaceOps, 0.10, 0.15, 0.05, 0.15}},
       {"convnext_large/dynamo.onnx", {kDroppedZeroBias | kInPlaceOps | kShapeDispatch, 0.15, 0.30, 0.15, 0.20}},
@@ -108,10 +114,10 @@ const std::map<std::string, Gap>& Gaps() {
       {"convnext_tiny/onnx", {kDroppedZeroBias | kInPlaceOps, 0.10, 0.15, 0.05, 0.15}},
       {"deberta-v3-base/dynamo.onnx", {kInPlaceOps | kShapeDispatch, 0.30, 0.45, 0.40, 0.45}},
       {"deberta-v3-base/onnx", {kInPlaceOps | kShapeDispatch, 0.25, 0.35, 0.20, 0.20}},
-      {"deit_small/dynamo.onnx", {kDroppedZeroBias | kSplitAttention, 0.05, 0.05, 0.05, 0.10}},
-      {"deit_small/onnx", {kDroppedZeroBias | kSplitAttention, 0.05, 0.05, 0.05, 0.10}},
-      {"deit_tiny/dynamo.onnx", {kDroppedZeroBias | kSplitAttention, 0.05, 0.05, 0.05, 0.10}},
-      {"deit_tiny/onnx", {kDroppedZeroBias | kSplitAttention, 0.05, 0.05, 0.05, 0.10}},
+      {"deit_small/dynamo.onnx", {kDroppedZeroBias, 0.05, 0.05, 0.05, 0.10}},
+      {"deit_small/onnx", {kDroppedZeroBias, 0.05, 0.05, 0.05, 0.10}},
+      {"deit_tiny/dynamo.onnx", {kDroppedZeroBias, 0.05, 0.05, 0.05, 0.10}},
+      {"deit_tiny/onnx", {kDroppedZeroBias, 0.05, 0.05, 0.05, 0.10}},
       {"densenet121/dynamo.onnx", {kFoldedBatchNorm | kDroppedZeroBias, 0.20, 0.30, 0.30, 0.25}},
       {"densenet121/onnx", {kFoldedBatchNorm | kDroppedZeroBias, 0.15, 0.20, 0.20, 0.20}},
       {"densenet161/dynamo.onnx", {kFoldedBatchNorm, 0.20, 0.30, 0.30, 0.25}},
@@ -121,7 +127,8 @@ const std::map<std::string, Gap>& Gaps() {
       {"densenet201/dynamo.onnx", {kFoldedBatchNorm, 0.20, 0.30, 0.30, 0.25}},
       {"densenet201/onnx", {kFoldedBatchNorm | kDroppedZeroBias, 0.15, 0.20, 0.20, 0.20}},
       {"distilbert/arch", {kNone, 0.05, 0.05, 0.10, 0.05}},
-      {"distilbert/dynamo.onnx", {kSplitAttention | kShapeDispatch, 0.05, 0.10, 0.20, 0.15}},
+      {"distilbert/dynamo.onnx", {kShapeDispatch, 0.05, 0.10, 0.20, 0.15}},
+      {"distilbert/onnx", {kShapeDispatch, 0.05, 0.10, 0.10, 0.10}},
       {"efficientnet_b0/dynamo.onnx", {kFoldedBatchNorm | kDroppedZeroBias | kInPlaceOps, 0.45, 0.55, 0.25, 0.45}},
       {"efficientnet_b0/onnx", {kFoldedBatchNorm | kDroppedZeroBias | kInPlaceOps, 0.30, 0.30, 0.10, 0.30}},
       {"efficientnet_b1/dynamo.onnx", {kFoldedBatchNorm | kDroppedZeroBias | kInPlaceOps, 0.45, 0.55, 0.25, 0.45}},
@@ -144,14 +151,14 @@ const std::map<std::string, Gap>& Gaps() {
       {"efficientnet_v2_m/onnx", {kFoldedBatchNorm | kDroppedZeroBias | kInPlaceOps, 0.25, 0.30, 0.10, 0.30}},
       {"efficientnet_v2_s/dynamo.onnx", {kFoldedBatchNorm | kDroppedZeroBias | kInPlaceOps, 0.40, 0.55, 0.25, 0.45}},
       {"efficientnet_v2_s/onnx", {kFoldedBatchNorm | kDroppedZeroBias | kInPlaceOps, 0.25, 0.30, 0.10, 0.30}},
-      {"electra-small/dynamo.onnx", {kSplitAttention | kShapeDispatch, 0.05, 0.05, 0.20, 0.10}},
+      {"electra-small/dynamo.onnx", {kShapeDispatch, 0.05, 0.05, 0.20, 0.10}},
       {"funnel-small/onnx", {kInPlaceOps | kShapeDispatch, 0.05, 0.10, 0.10, 0.05}},
       {"googlenet/dynamo.onnx", {kFoldedBatchNorm | kDroppedZeroBias, 0.45, 0.55, 0.50, 0.50}},
       {"googlenet/onnx", {kFoldedBatchNorm | kDroppedZeroBias, 0.35, 0.40, 0.35, 0.35}},
-      {"gpt2/dynamo.onnx", {kSplitAttention | kAddmmAsGemm | kShapeDispatch, 0.20, 0.25, 0.15, 0.25}},
-      {"gpt2-kv/dynamo.onnx", {kSplitAttention | kAddmmAsGemm | kShapeDispatch, 0.40, 0.40, 0.25, 0.35}},
-      {"gpt2-kv/onnx", {kSplitAttention | kAddmmAsGemm, 0.40, 0.35, 0.05, 0.15}},
-      {"gpt2-medium/dynamo.onnx", {kSplitAttention | kAddmmAsGemm | kShapeDispatch, 0.20, 0.25, 0.10, 0.25}},
+      {"gpt2/dynamo.onnx", {kAddmmAsGemm | kShapeDispatch, 0.20, 0.25, 0.15, 0.25}},
+      {"gpt2-kv/dynamo.onnx", {kAddmmAsGemm | kShapeDispatch, 0.40, 0.40, 0.25, 0.35}},
+      {"gpt2-kv/onnx", {kAddmmAsGemm | kShapeDispatch, 0.40, 0.40, 0.10, 0.20}},
+      {"gpt2-medium/dynamo.onnx", {kAddmmAsGemm | kShapeDispatch, 0.20, 0.25, 0.10, 0.25}},
       {"inception_v3/dynamo.onnx", {kFoldedBatchNorm | kDroppedZeroBias, 0.40, 0.55, 0.50, 0.50}},
       {"inception_v3/onnx", {kFoldedBatchNorm | kDroppedZeroBias, 0.30, 0.40, 0.35, 0.40}},
       {"maxvit_t/dynamo.onnx", {kFoldedBatchNorm, 0.20, 0.25, 0.20, 0.25}},
@@ -164,16 +171,16 @@ const std::map<std::string, Gap>& Gaps() {
       {"mnasnet1_0/onnx", {kFoldedBatchNorm | kDroppedZeroBias | kInPlaceOps, 0.40, 0.45, 0.40, 0.45}},
       {"mnasnet1_3/dynamo.onnx", {kFoldedBatchNorm | kDroppedZeroBias | kInPlaceOps, 0.55, 0.65, 0.55, 0.60}},
       {"mnasnet1_3/onnx", {kFoldedBatchNorm | kDroppedZeroBias | kInPlaceOps, 0.40, 0.45, 0.40, 0.45}},
-      {"mobilebert/dynamo.onnx", {kSplitAttention | kShapeDispatch, 0.05, 0.05, 0.15, 0.05}},
+      {"mobilebert/dynamo.onnx", {kShapeDispatch, 0.05, 0.05, 0.15, 0.05}},
       {"mobilenet_v2/dynamo.onnx", {kFoldedBatchNorm | kDroppedZeroBias, 0.55, 0.65, 0.55, 0.60}},
       {"mobilenet_v2/onnx", {kFoldedBatchNorm | kDroppedZeroBias, 0.40, 0.45, 0.40, 0.45}},
       {"mobilenet_v3_large/dynamo.onnx", {kFoldedBatchNorm | kDroppedZeroBias | kInPlaceOps, 0.45, 0.55, 0.45, 0.50}},
       {"mobilenet_v3_large/onnx", {kFoldedBatchNorm | kDroppedZeroBias | kInPlaceOps, 0.30, 0.35, 0.30, 0.35}},
       {"mobilenet_v3_small/dynamo.onnx", {kFoldedBatchNorm | kDroppedZeroBias | kInPlaceOps, 0.45, 0.55, 0.45, 0.45}},
       {"mobilenet_v3_small/onnx", {kFoldedBatchNorm | kDroppedZeroBias | kInPlaceOps, 0.30, 0.30, 0.25, 0.30}},
-      {"opt-125m/dynamo.onnx", {kSplitAttention | kShapeDispatch, 0.60, 0.30, 0.35, 0.30}},
-      {"opt-125m-kv/dynamo.onnx", {kSplitAttention, 0.20, 0.05, 0.05, 0.05}},
-      {"opt-125m-kv/onnx", {kSplitAttention | kShapeDispatch, 0.35, 0.20, 0.15, 0.15}},
+      {"opt-125m/dynamo.onnx", {kShapeDispatch, 0.05, 0.05, 0.15, 0.10}},
+      {"opt-125m-kv/dynamo.onnx", {kShapeDispatch, 0.35, 0.25, 0.30, 0.25}},
+      {"opt-125m-kv/onnx", {kShapeDispatch, 0.35, 0.20, 0.20, 0.20}},
       {"regnet_x_16gf/dynamo.onnx", {kFoldedBatchNorm | kDroppedZeroBias | kInPlaceOps, 0.45, 0.65, 0.50, 0.60}},
       {"regnet_x_16gf/onnx", {kFoldedBatchNorm | kDroppedZeroBias | kInPlaceOps, 0.35, 0.45, 0.35, 0.45}},
       {"regnet_x_1_6gf/dynamo.onnx", {kFoldedBatchNorm | kDroppedZeroBias | kInPlaceOps, 0.50, 0.60, 0.50, 0.55}},
@@ -220,7 +227,7 @@ const std::map<std::string, Gap>& Gaps() {
       {"resnext101_64x4d/onnx", {kFoldedBatchNorm | kDroppedZeroBias | kInPlaceOps, 0.35, 0.45, 0.35, 0.45}},
       {"resnext50_32x4d/dynamo.onnx", {kFoldedBatchNorm | kDroppedZeroBias | kInPlaceOps, 0.50, 0.60, 0.50, 0.60}},
       {"resnext50_32x4d/onnx", {kFoldedBatchNorm | kDroppedZeroBias | kInPlaceOps, 0.40, 0.45, 0.35, 0.45}},
-      {"roberta-base/dynamo.onnx", {kSplitAttention | kShapeDispatch, 0.05, 0.05, 0.20, 0.10}},
+      {"roberta-base/dynamo.onnx", {kShapeDispatch, 0.05, 0.05, 0.20, 0.10}},
       {"shufflenet_v2_x0_5/dynamo.onnx", {kFoldedBatchNorm | kDroppedZeroBias, 0.55, 0.60, 0.50, 0.55}},
       {"shufflenet_v2_x0_5/onnx", {kFoldedBatchNorm | kDroppedZeroBias | kShapeDispatch, 0.40, 0.40, 0.30, 0.30}},
       {"shufflenet_v2_x1_0/dynamo.onnx", {kFoldedBatchNorm | kDroppedZeroBias, 0.55, 0.60, 0.50, 0.55}},
@@ -244,7 +251,7 @@ const std::map<std::string, Gap>& Gaps() {
       {"swin_v2_s/onnx", {kDroppedZeroBias | kShapeDispatch, 0.15, 0.15, 0.30, 0.30}},
       {"swin_v2_t/dynamo.onnx", {kInPlaceOps | kShapeDispatch, 0.15, 0.10, 0.10, 0.15}},
       {"swin_v2_t/onnx", {kDroppedZeroBias | kShapeDispatch, 0.15, 0.20, 0.35, 0.30}},
-      {"t5-small-encoder/onnx", {kSplitAttention | kInPlaceOps, 0.10, 0.10, 0.05, 0.10}},
+      {"t5-small-encoder/onnx", {kInPlaceOps, 0.10, 0.10, 0.05, 0.10}},
       {"vgg11/dynamo.onnx", {kDroppedZeroBias, 0.15, 0.20, 0.20, 0.15}},
       {"vgg11_bn/dynamo.onnx", {kFoldedBatchNorm | kDroppedZeroBias, 0.35, 0.50, 0.40, 0.45}},
       {"vgg11_bn/onnx", {kFoldedBatchNorm | kDroppedZeroBias, 0.25, 0.35, 0.30, 0.35}},
@@ -267,11 +274,11 @@ const std::map<std::string, Gap>& Gaps() {
       {"vit_l_16/onnx", {kDroppedZeroBias | kSplitAttention | kShapeDispatch, 0.25, 0.45, 0.95, 1.05}},
       {"vit_l_32/dynamo.onnx", {kDroppedZeroBias | kSplitAttention | kShapeDispatch, 0.25, 0.45, 0.60, 0.70}},
       {"vit_l_32/onnx", {kDroppedZeroBias | kSplitAttention | kShapeDispatch, 0.30, 0.45, 1.00, 1.15}},
-      {"wav2vec2-base/dynamo.onnx", {kDroppedZeroBias | kSplitAttention | kShapeDispatch, 0.05, 0.05, 0.15, 0.10}},
+      {"wav2vec2-base/dynamo.onnx", {kDroppedZeroBias | kShapeDispatch, 0.05, 0.05, 0.15, 0.10}},
       {"wavlm-base/dynamo.onnx", {kDroppedZeroBias, 0.10, 0.15, 0.05, 0.05}},
       {"wavlm-base/onnx", {kDroppedZeroBias | kInPlaceOps | kShapeDispatch, 0.05, 0.05, 0.15, 0.10}},
-      {"whisper-base-encoder/dynamo.onnx", {kDroppedZeroBias | kSplitAttention | kShapeDispatch, 0.60, 0.10, 0.60, 0.60}},
-      {"whisper-base-encoder/onnx", {kDroppedZeroBias | kSplitAttention | kShapeDispatch, 0.35, 0.20, 0.35, 0.35}},
+      {"whisper-base-encoder/dynamo.onnx", {kDroppedZeroBias | kShapeDispatch, 0.35, 0.25, 0.35, 0.35}},
+      {"whisper-base-encoder/onnx", {kDroppedZeroBias | kShapeDispatch, 0.35, 0.20, 0.35, 0.35}},
       {"wide_resnet101_2/dynamo.onnx", {kFoldedBatchNorm | kDroppedZeroBias | kInPlaceOps, 0.35, 0.55, 0.45, 0.50}},
       {"wide_resnet101_2/onnx", {kFoldedBatchNorm | kDroppedZeroBias | kInPlaceOps, 0.25, 0.40, 0.35, 0.40}},
       {"wide_resnet50_2/dynamo.onnx", {kFoldedBatchNorm | kDroppedZeroBias | kInPlaceOps, 0.40, 0.55, 0.45, 0.55}},
@@ -470,9 +477,7 @@ TEST_P(ParityCorpus, EveryFormGivesOneAnswer) {
     if (g.reasons & kFoldedBatchNorm)
       EXPECT_GT(Count(ref, "aten::batch_norm"), Count(r, "BatchNormalization"));
     if (g.reasons & kSplitAttention) {
-      EXPECT_GT(Count(ref, "aten::scaled_dot_product_attention") +
-                    Count(ref, "aten::_native_multi_head_attention") + Count(ref, "aten::softmax"),
-                0);
+      EXPECT_GT(Count(ref, "aten::_native_multi_head_attention"), 0);
       EXPECT_GT(Count(r, "Softmax"), 0);
     }
     if (g.reasons & kDroppedZeroBias) {
@@ -489,6 +494,7 @@ TEST_P(ParityCorpus, EveryFormGivesOneAnswer) {
       EXPECT_GT(Count(ref, "aten::addmm"), 0);
       EXPECT_GT(Count(r, "Gemm"), 0);
     }
+    bool more_kernels = false;  // under CUDA graphs, at some batch
     for (int batch : {1, 32}) {
       if (batch != 1 && static_batch) {
         std::cout << name << "/" << form << ": batch fixed by the exporter (kStaticBatch)\n";
@@ -502,10 +508,14 @@ TEST_P(ParityCorpus, EveryFormGivesOneAnswer) {
                   << " ms (" << ref_form << ": " << k0 << ", " << ms0 << ")\n";
         const double lat_tol = fw == "cuda-graph" ? g.graph_ms : fw == "pytorch-eager" ? g.eager_ms : g.script_ms;
         EXPECT_LE(std::fabs(ms / ms0 - 1), lat_tol) << fw << " batch " << batch << ": " << ms << " vs " << ms0;
-        if (fw == "cuda-graph")
+        if (fw == "cuda-graph") {
           EXPECT_LE(std::fabs(double(k) / k0 - 1), g.kernels) << "batch " << batch << ": " << k << " vs " << k0;
+          more_kernels |= k > k0;
+        }
       }
     }
+    // kSplitAttention: the export's multi-head attention launches more kernels than the call.
+    if (g.reasons & kSplitAttention) EXPECT_TRUE(more_kernels) << "no more kernels than the trace: drop kSplitAttention";
   }
 }
 

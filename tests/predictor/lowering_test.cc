@@ -596,6 +596,173 @@ TEST(LoweringTest, HandWrittenAttentionStaysOpByOp) {
   for (const KernelWork& k : w->kernels) EXPECT_NE(k.cls, KernelClass::kAttentionMasked);
 }
 
+// Attention over [1, 12, 197, 64] (ViT-B/16's: bh = 12, sq = sk = 197, d = 64) as an ONNX
+// graph: k transposed, MatMul(q', k^T'), an optional scale on the scores, Softmax, MatMul with v.
+struct DecomposedAttention {
+  int scaled_sides = 2;        // q and k^T each multiplied by a constant (the exporters' sqrt(scale))
+  bool scores_scale = false;   // the scores multiplied by a constant
+  bool sdpa_name = false;      // the last MatMul's output named as the dynamo exporter names SDPA's
+  bool read_twice = false;     // the Softmax output read by another op too
+  bool bool_mask = false;      // a boolean mask [1, 1, 1, 197] made additive (Where) and added
+  int64_t softmax_axis = -1;
+};
+
+Graph DecomposedAttentionGraph(const DecomposedAttention& o) {
+  Graph g;
+  g.opset[""] = 17;
+  for (const char* n : {"q", "k", "v", "qs"}) g.tensors[n] = T(n, {1, 12, 197, 64});
+  for (const char* n : {"kt", "ks"}) g.tensors[n] = T(n, {1, 12, 64, 197});
+  for (const char* n : {"s", "ss", "p", "p2"}) g.tensors[n] = T(n, {1, 12, 197, 197});
+  const std::string out = o.sdpa_name ? "scaled_dot_product_attention" : "o";
+  g.tensors[out] = T(out, {1, 12, 197, 64});
+  g.tensors["scale"] = T("scale", {}, DType::kFloat32, true);
+  Op transpose = MakeOp("", "Transpose", {"k"}, {"kt"});
+  transpose.attrs["perm"].kind = Attribute::Kind::kInts;
+  transpose.attrs["perm"].ints = {0, 1, 3, 2};
+  g.ops.push_back(transpose);
+  if (o.scaled_sides >= 1) g.ops.push_back(MakeOp("", "Mul", {"q", "scale"}, {"qs"}));
+  if (o.scaled_sides >= 2) g.ops.push_back(MakeOp("", "Mul", {"kt", "scale"}, {"ks"}));
+  g.ops.push_back(MakeOp("", "MatMul", {o.scaled_sides >= 1 ? "qs" : "q", o.scaled_sides >= 2 ? "ks" : "kt"}, {"s"}));
+  if (o.scores_scale) g.ops.push_back(MakeOp("", "Mul", {"s", "scale"}, {"ss"}));
+  std::string scores = o.scores_scale ? "ss" : "s";
+  if (o.bool_mask) {
+    g.tensors["keep"] = T("keep", {1, 1, 1, 197}, DType::kBool);
+    g.tensors["additive"] = T("additive", {1, 1, 1, 197});
+    g.tensors["sm"] = T("sm", {1, 12, 197, 197});
+    for (const char* n : {"zero", "neg_inf"}) g.tensors[n] = T(n, {}, DType::kFloat32, true);
+    g.inputs = {"keep"};
+    g.ops.push_back(MakeOp("", "Where", {"keep", "zero", "neg_inf"}, {"additive"}));
+    g.ops.push_back(MakeOp("", "Add", {scores, "additive"}, {"sm"}));
+    scores = "sm";
+  }
+  Op softmax = MakeOp("", "Softmax", {scores}, {"p"});
+  softmax.attrs["axis"].kind = Attribute::Kind::kInt;
+  softmax.attrs["axis"].i = o.softmax_axis;
+  g.ops.push_back(softmax);
+  g.ops.push_back(MakeOp("", "MatMul", {"p", "v"}, {out}));
+  g.outputs = {out};
+  if (o.read_twice) {
+    g.ops.push_back(MakeOp("", "Mul", {"p", "scale"}, {"p2"}));
+    g.outputs.push_back("p2");
+  }
+  return g;
+}
+
+int AttentionKernels(const WorkList& w) {
+  int n = 0;
+  for (const KernelWork& k : w.kernels)
+    n += k.cls == KernelClass::kAttention || k.cls == KernelClass::kAttentionMasked;
+  return n;
+}
+
+bool HasDecomposedAttentionNote(const WorkList& w, int n) {
+  for (const std::string& s : w.notes)
+    if (s.rfind(std::to_string(n) + " decomposed attention blocks", 0) == 0 && s.find("priced as fused attention") != std::string::npos)
+      return true;
+  return false;
+}
+
+// The exporters' forms of F.scaled_dot_product_attention, priced as the trace's call: the
+// TorchScript-based exporter's (sqrt(scale) on q and on k^T) and the dynamo exporter's with
+// the scale folded away or left on the scores (its output named after the call). By hand
+// against aten::scaled_dot_product_attention over the same [1, 12, 197, 64] operands: one
+// attention kernel of 4 * 12 * 197 * 197 * 64 FLOPs reading q, k, v and writing the output
+// (4 * 12 * 197 * 64 * 2 bytes in fp16), the same side kernels, one library dispatch with the
+// call's cost key; and a note saying so.
+TEST(LoweringTest, DecomposedAttentionIsPricedAsTheTracesFusedAttention) {
+  Graph sdpa;
+  for (const char* n : {"q", "k", "v", "o"}) sdpa.tensors[n] = T(n, {1, 12, 197, 64});
+  sdpa.ops.push_back(MakeOp("aten", "scaled_dot_product_attention", {"q", "k", "v", ""}, {"o"}));
+  sdpa.outputs = {"o"};
+  DecomposedAttention both_scaled, folded, on_scores;
+  folded.scaled_sides = 0;
+  folded.sdpa_name = true;
+  on_scores.scaled_sides = 0;
+  on_scores.scores_scale = true;
+  on_scores.sdpa_name = true;
+  for (Framework f : {Framework::kCudaGraph, Framework::kTorchscript, Framework::kPytorchEager}) {
+    SCOPED_TRACE(FrameworkName(f));
+    Expected<WorkList> ref = Lower(sdpa, {f, DType::kFloat16});
+    ASSERT_TRUE(ref.ok()) << ref.status().message();
+    ASSERT_EQ(ref->dispatches.size(), 1u);
+    ASSERT_FALSE(ref->kernels.empty());
+    EXPECT_EQ(ref->kernels[0].cls, KernelClass::kAttention);
+    EXPECT_DOUBLE_EQ(ref->kernels[0].flops, 4.0 * 12 * 197 * 197 * 64);
+    EXPECT_DOUBLE_EQ(ref->kernels[0].bytes, 4.0 * 12 * 197 * 64 * 2);
+    for (const DecomposedAttention& form : {both_scaled, folded, on_scores}) {
+      SCOPED_TRACE(std::to_string(form.scaled_sides) + " operands scaled, scores scaled " +
+                   std::to_string(form.scores_scale));
+      Expected<WorkList> w = Lower(DecomposedAttentionGraph(form), {f, DType::kFloat16});
+      ASSERT_TRUE(w.ok()) << w.status().message();
+      ASSERT_EQ(w->kernels.size(), ref->kernels.size());
+      for (size_t i = 0; i < w->kernels.size(); ++i) {
+        EXPECT_EQ(w->kernels[i].cls, ref->kernels[i].cls);
+        EXPECT_DOUBLE_EQ(w->kernels[i].flops, ref->kernels[i].flops);
+        EXPECT_DOUBLE_EQ(w->kernels[i].bytes, ref->kernels[i].bytes);
+      }
+      EXPECT_EQ(w->kernels[0].batch, 12);
+      EXPECT_EQ(w->kernels[0].m, 197);
+      ASSERT_EQ(w->dispatches.size(), 1u);
+      EXPECT_EQ(w->dispatches[0].cls, ref->dispatches[0].cls);
+      ASSERT_TRUE(w->dispatches[0].cost_key && ref->dispatches[0].cost_key);
+      EXPECT_EQ(*w->dispatches[0].cost_key, *ref->dispatches[0].cost_key);
+      EXPECT_TRUE(HasDecomposedAttentionNote(w.value(), 1));
+    }
+  }
+}
+
+// A boolean mask made additive for the call (Where(mask, 0, -inf), then Add) is the where a
+// trace runs per call: priced once, with the call's side kernels, not also as an op of its
+// own. Against aten::scaled_dot_product_attention with a mask: under CUDA graphs the masked
+// kernel, a where and two fills (KernelFacts); under Python eager, which drops the all-ones
+// mask, the plain kernel and its memset.
+TEST(LoweringTest, DecomposedAttentionBooleanMaskIsTheCallsWhere) {
+  Graph sdpa;
+  for (const char* n : {"q", "k", "v", "o"}) sdpa.tensors[n] = T(n, {1, 12, 197, 64});
+  sdpa.tensors["mask"] = T("mask", {1, 1, 1, 197});
+  sdpa.ops.push_back(MakeOp("aten", "scaled_dot_product_attention", {"q", "k", "v", "mask"}, {"o"}));
+  sdpa.outputs = {"o"};
+  DecomposedAttention masked;
+  masked.bool_mask = true;
+  for (Framework f : {Framework::kCudaGraph, Framework::kTorchscript, Framework::kPytorchEager}) {
+    SCOPED_TRACE(FrameworkName(f));
+    Expected<WorkList> ref = Lower(sdpa, {f, DType::kFloat16});
+    Expected<WorkList> w = Lower(DecomposedAttentionGraph(masked), {f, DType::kFloat16});
+    ASSERT_TRUE(ref.ok() && w.ok());
+    ASSERT_EQ(w->kernels.size(), ref->kernels.size());
+    for (size_t i = 0; i < w->kernels.size(); ++i) EXPECT_EQ(w->kernels[i].cls, ref->kernels[i].cls);
+    EXPECT_EQ(w->kernels[0].cls, f == Framework::kPytorchEager ? KernelClass::kAttention : KernelClass::kAttentionMasked);
+    EXPECT_DOUBLE_EQ(w->kernels[0].flops, ref->kernels[0].flops);
+    EXPECT_EQ(w->dispatches.size(), 1u);
+  }
+}
+
+// Near misses stay op by op: the Softmax output read twice, a softmax over another axis, and
+// attention written by hand (one scale, on the scores: SqueezeBERT's and BERT's eager code,
+// whose traces run matmul, div, softmax, matmul as written).
+TEST(LoweringTest, DecomposedAttentionNearMissesStayOpByOp) {
+  DecomposedAttention read_twice, other_axis, hand_written;
+  read_twice.read_twice = true;
+  read_twice.sdpa_name = true;
+  other_axis.softmax_axis = 2;
+  other_axis.sdpa_name = true;
+  hand_written.scaled_sides = 0;
+  hand_written.scores_scale = true;
+  for (const DecomposedAttention& form : {read_twice, other_axis, hand_written}) {
+    Expected<WorkList> w = Lower(DecomposedAttentionGraph(form), {Framework::kCudaGraph, DType::kFloat16});
+    ASSERT_TRUE(w.ok()) << w.status().message();
+    EXPECT_EQ(AttentionKernels(w.value()), 0);
+    EXPECT_GE(w->kernels.size(), 3u);  // MatMul, Softmax, MatMul at least
+    EXPECT_FALSE(HasDecomposedAttentionNote(w.value(), 1));
+  }
+  // Softmax's last axis named positively is the last axis.
+  DecomposedAttention last_axis;
+  last_axis.softmax_axis = 3;
+  Expected<WorkList> w = Lower(DecomposedAttentionGraph(last_axis), {Framework::kCudaGraph, DType::kFloat16});
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_EQ(AttentionKernels(w.value()), 1);
+}
+
 // The TorchScript-based exporter deduplicates equal parameters: BERT's all-zero key bias is
 // read as Identity(query bias). Its Add still folds into the MatMul's GEMM, as any bias does.
 TEST(LoweringTest, OnnxBiasReadThroughIdentityFoldsIntoItsGemm) {
