@@ -84,6 +84,10 @@ struct TensorInfo {
   bool outer_scope = false;
   // Concrete contents of small floating-point constants (Resize/Upsample scales).
   std::optional<std::vector<double>> float_values;
+  // The model parameter an exporter folded this initializer from (the dynamo exporter's
+  // optimizer writes a Linear's transposed weight as "val_67", folded from
+  // "encoder.layer.0.attention.self.query.weight"); empty when not recorded.
+  std::string folded_from;
 };
 
 struct Graph;

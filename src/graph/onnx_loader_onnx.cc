@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include <google/protobuf/unknown_field_set.h>
 #include <onnx/onnx_pb.h>
 
 namespace ftax {
@@ -573,6 +574,25 @@ Status ConvertGraph(const onnx::GraphProto& gp, Ctx& ctx,
       if (t.is_initializer || t.is_graph_input) continue;
       Status s = FillFromValueInfo(vi, "value_info", &t);
       if (!s.ok()) return s.WithContext(gname);
+    }
+  }
+  // The parameter a folded initializer came from (value_info metadata of the dynamo exporter's
+  // optimizer: "pkg.onnxscript.optimizer.folded_from" = "['encoder.layer.0.query.weight']"):
+  // the first quoted name, for the module calls a file without scopes implies.
+  // ValueInfoProto.metadata_props (field 4) is newer than the schema ftax builds against, so
+  // it is read from the message's unknown fields, each a StringStringEntryProto.
+  for (const auto& vi : gp.value_info()) {
+    const google::protobuf::UnknownFieldSet& unknown = vi.unknown_fields();
+    for (int f = 0; f < unknown.field_count(); ++f) {
+      const google::protobuf::UnknownField& field = unknown.field(f);
+      if (field.number() != 4 || field.type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED) continue;
+      onnx::StringStringEntryProto md;
+      if (!md.ParseFromString(field.length_delimited())) continue;
+      if (md.key() != "pkg.onnxscript.optimizer.folded_from") continue;
+      const std::string& v = md.value();
+      const size_t a = v.find('\''), b = a == std::string::npos ? a : v.find('\'', a + 1);
+      if (b != std::string::npos && b > a + 1 && !vi.name().empty())
+        out->Tensor(vi.name()).folded_from = v.substr(a + 1, b - a - 1);
     }
   }
   for (const auto& vi : gp.output()) {

@@ -184,6 +184,17 @@ class Walker {
     }
     if (opt_.framework == Framework::kTorchscript || opt_.framework == Framework::kCudaGraph) FuseElementwiseChains();
     work_.module_calls = IsPythonEager(opt_.framework) ? CountModuleCalls(g_) : 0;
+    if (IsPythonEager(opt_.framework) && work_.module_calls <= 1) {
+      // No scopes: the modules the parameters' names imply (a dynamo ONNX export).
+      const int from_names = ModuleCallsFromParameterNames(g_);
+      if (from_names > 1) {
+        work_.module_calls = from_names;
+        work_.notes.push_back(std::to_string(from_names) +
+                              " module calls counted from the parameters' names (the file names no "
+                              "module scopes; modules without parameters, such as dropout and "
+                              "activations, are not counted)");
+      }
+    }
     if (IsTorchCompile(opt_.framework)) work_ = FuseAsInductor(work_);
     if (any_onnx && !IsCudaGraph(opt_.framework))
       work_.notes.push_back(
@@ -1552,6 +1563,34 @@ int CountModuleCalls(const Graph& graph) {
     }
   }
   return int(scopes.size()) + 1;
+}
+
+int ModuleCallsFromParameterNames(const Graph& graph) {
+  // A module path: dot-separated components of letters, digits and '_' (not "onnx::MatMul_12"
+  // or "val_3", the exporters' own names).
+  auto module_of = [](const std::string& name) -> std::string_view {
+    const size_t dot = name.rfind('.');
+    if (dot == std::string::npos || dot == 0) return {};
+    for (size_t i = 0; i < dot; ++i) {
+      const char c = name[i];
+      const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                      (c == '.' && i > 0 && name[i - 1] != '.');
+      if (!ok) return {};
+    }
+    return std::string_view(name.data(), dot);
+  };
+  std::unordered_set<std::string_view> modules;
+  std::unordered_set<std::string_view> seen_inputs;
+  for (const Op& op : graph.ops)
+    for (const std::string& in : op.inputs) {
+      if (in.empty() || !seen_inputs.insert(in).second) continue;
+      auto t = graph.tensors.find(in);
+      if (t == graph.tensors.end() || !t->second.is_initializer) continue;
+      const std::string_view m = module_of(t->second.folded_from.empty() ? t->first : t->second.folded_from);
+      for (size_t pos = 1; pos <= m.size(); ++pos)
+        if (pos == m.size() || m[pos] == '.') modules.insert(m.substr(0, pos));
+    }
+  return modules.empty() ? 0 : int(modules.size()) + 1;
 }
 
 }  // namespace ftax

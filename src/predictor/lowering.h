@@ -38,4 +38,12 @@ Expected<WorkList> Lower(const Graph& graph, const LoweringOptions& options);
 // ancestors once, plus the root module).
 int CountModuleCalls(const Graph& graph);
 
+// For a graph whose ops carry no scopes (the dynamo ONNX exporter names nodes after FX nodes):
+// the nn.Module calls implied by the parameters' names ("encoder.layer.0.attention.query.weight"
+// is a parameter of module encoder.layer.0.attention.query, called inside its ancestors; an
+// initializer an exporter folded from a parameter counts as that parameter), each
+// module and ancestor once, plus the root; modules without parameters (dropout, activations)
+// are not seen. 0 when no parameter name is a dotted module path.
+int ModuleCallsFromParameterNames(const Graph& graph);
+
 }  // namespace ftax

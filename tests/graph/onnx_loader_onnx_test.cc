@@ -139,6 +139,35 @@ TEST(OnnxLoaderTest, ScopeComesFromTheExporterNodeName) {
   EXPECT_EQ(graph->ops[0].scope, "/encoder/layer.0/act");
 }
 
+TEST(OnnxLoaderTest, AFoldedInitializerNamesTheParameterItCameFrom) {
+  // The dynamo exporter's optimizer writes a Linear's transposed weight as a new initializer
+  // and records the parameter in its value_info's metadata_props (field 4, newer than the
+  // schema ftax builds against: written here as the unknown field a newer writer leaves).
+  onnx::ModelProto m = BaseModel();
+  auto* g = m.mutable_graph();
+  *g->add_input() = Vi("x", {"2", "4"});
+  *g->add_output() = Vi("y", {"2", "4"});
+  auto* w = g->add_initializer();
+  w->set_name("val_7");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(4);
+  w->add_dims(4);
+  onnx::ValueInfoProto vi = Vi("val_7", {"4", "4"});
+  for (const auto& [k, v] : {std::pair<std::string, std::string>{"pkg.torch.onnx.original_node_name", "x"},
+                             {"pkg.onnxscript.optimizer.folded_from", "['encoder.layer.0.query.weight']"}}) {
+    onnx::StringStringEntryProto e;
+    e.set_key(k);
+    e.set_value(v);
+    vi.mutable_unknown_fields()->AddLengthDelimited(4, e.SerializeAsString());
+  }
+  *g->add_value_info() = vi;
+  Node(g, "MatMul", {"x", "val_7"}, {"y"}, "node_MatMul_6");
+  Expected<Graph> graph = Load(m);
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  EXPECT_EQ(graph->Find("val_7")->folded_from, "encoder.layer.0.query.weight");
+  EXPECT_EQ(graph->Find("x")->folded_from, "");
+}
+
 TEST(OnnxLoaderTest, LocalFunctionsAreInlined) {
   onnx::ModelProto m = BaseModel();
   auto* f = m.add_functions();

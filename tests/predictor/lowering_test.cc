@@ -421,6 +421,37 @@ TEST(LoweringTest, ModuleCallsCountScopesAndAncestorsOnce) {
   EXPECT_EQ(CountModuleCalls(g), 6);
 }
 
+TEST(LoweringTest, ModuleCallsFromParameterNamesWhenTheFileHasNoScopes) {
+  Graph g;
+  auto param = [&](const std::string& name) {
+    TensorInfo t;
+    t.name = name;
+    t.is_initializer = true;
+    g.tensors[name] = t;
+    return name;
+  };
+  auto op = [&](std::vector<std::string> inputs) {
+    Op o;
+    o.type = "MatMul";
+    o.inputs = std::move(inputs);
+    g.ops.push_back(o);
+  };
+  op({"x", param("embeddings.word_embeddings.weight")});
+  op({"x", param("encoder.layer.0.attention.query.weight"), param("encoder.layer.0.attention.query.bias")});
+  op({"x", param("encoder.layer.1.attention.query.weight")});
+  op({"x", param("onnx::MatMul_7"), param("val_3")});  // exporter names: no module
+  op({"x", param("val_9")});
+  g.tensors["val_9"].folded_from = "pooler.dense.weight";  // pooler, pooler.dense
+  // embeddings, embeddings.word_embeddings, encoder, encoder.layer, encoder.layer.0,
+  // encoder.layer.0.attention, encoder.layer.0.attention.query, encoder.layer.1,
+  // encoder.layer.1.attention, encoder.layer.1.attention.query, pooler, pooler.dense, and
+  // the root
+  EXPECT_EQ(ModuleCallsFromParameterNames(g), 13);
+  EXPECT_EQ(CountModuleCalls(g), 1);  // no scopes
+  Graph none;
+  EXPECT_EQ(ModuleCallsFromParameterNames(none), 0);
+}
+
 }  // namespace
 }  // namespace ftax
 
