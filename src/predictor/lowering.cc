@@ -1151,6 +1151,7 @@ class Walker {
     kw->n = n;
     kw->k = kk;
     kw->flops = 2.0 * out_n * double(kk);
+    if (GemmIsAddmm(op, recipe)) kw->variant = AddmmRunsAsMmAndAdd() ? KernelVariant::kGemmNN : KernelVariant::kGemmNNBias;
     double ba = Bytes(op.inputs[0]), bb = Bytes(op.inputs[1]);
     if (ba < 0) return Missing(op, op.inputs[0]);
     if (bb < 0) return Missing(op, op.inputs[1]);
@@ -1371,7 +1372,7 @@ class Walker {
     b.bytes = 2.0 * out_bytes + std::max(0.0, Bytes(op.inputs[2]));
     work_.kernels.push_back(b);
   }
-  if (AddmmRunsAsMmAndAdd() && Eq(op.type, "addmm") && IsAten(op.domain)) {
+  if (AddmmRunsAsMmAndAdd() && ((Eq(op.type, "addmm") && IsAten(op.domain)) || GemmIsAddmm(op, recipe))) {
     // aten::addmm(bias, x, w) as Hugging Face's Conv1D calls it (GPT-2): TorchScript's
     // DecomposeOps pass turns it into mm and an add of the broadcast bias, ATen's strided
     // elementwise kernel (CUPTI, H100 and H200); eager runs one cuBLASLt GEMM with a bias
@@ -1464,6 +1465,16 @@ class Walker {
     return IsPythonEager(opt_.framework) || opt_.framework == Framework::kLibtorchEager;
   }
 
+  // An ONNX Gemm that is aten::addmm(bias, x, w) exported (Hugging Face's Conv1D, GPT-2): a
+  // bias and a weight stored [k, n] (transB = 0) that is the parameter itself, not one an
+  // exporter transposed from nn.Linear's [n, k] (TensorInfo::folded_from).
+  bool GemmIsAddmm(const Op& op, KernelRecipe recipe) const {
+    if (recipe != KernelRecipe::kGemmOnnx || op.IntAttr("transB", 0) != 0 || op.IntAttr("transA", 0) != 0 ||
+        op.inputs.size() < 3 || op.inputs[2].empty())
+      return false;
+    const TensorInfo* w = Find(op.inputs[1]);
+    return w && w->is_initializer && w->folded_from.empty();
+  }
   bool AddmmRunsAsMmAndAdd() const {
     return opt_.framework == Framework::kTorchscript || opt_.framework == Framework::kCudaGraph;
   }

@@ -72,10 +72,11 @@ enum Reason : unsigned {
   // add and relu (ResNet's Add-Relu, ConvNeXt's layer-scale Mul-Add): fewer kernels under
   // TorchScript and CUDA graphs.
   kInPlaceOps = 1u << 3,
-  // Predictor: TorchScript runs the trace's addmm (Hugging Face's Conv1D: GPT-2) as mm and a
-  // broadcast add of the bias; the exporters write it as Gemm, priced as one GEMM (with its
-  // bias, or without it where the dynamo exporter dropped an all-zero one): fewer kernels
-  // under TorchScript and CUDA graphs.
+  // TorchScript runs the trace's addmm (Hugging Face's Conv1D: GPT-2) as mm and a broadcast
+  // add of the bias; the exporters write it as Gemm, which ftax prices as that addmm where
+  // the Gemm keeps its bias (LoweringTest.OnnxGemmOfAStoredKxNWeightWithABiasIsAddmm). The
+  // dynamo exporter drops an all-zero bias (the corpus's random GPT-2 has them), and a Gemm
+  // without one is one GEMM: fewer kernels under TorchScript and CUDA graphs.
   kAddmmAsGemm = 1u << 4,
   // Predictor: what the trace's Python runs that the ONNX file no longer says, priced under
   // the eager frameworks: the exporters add view ops on shape values (Unsqueeze, Slice,
@@ -160,7 +161,7 @@ const std::map<std::string, Gap>& Gaps() {
       {"googlenet/onnx", {kFoldedBatchNorm | kDroppedZeroBias, 0.35, 0.40, 0.35, 0.35}},
       {"gpt2/dynamo.onnx", {kAddmmAsGemm | kShapeDispatch, 0.20, 0.25, 0.10, 0.25}},
       {"gpt2-kv/dynamo.onnx", {kAddmmAsGemm | kShapeDispatch, 0.40, 0.40, 0.25, 0.35}},
-      {"gpt2-kv/onnx", {kAddmmAsGemm | kShapeDispatch, 0.40, 0.40, 0.10, 0.20}},
+      {"gpt2-kv/onnx", {kAddmmAsGemm | kShapeDispatch, 0.40, 0.35, 0.10, 0.15}},
       {"gpt2-medium/dynamo.onnx", {kAddmmAsGemm | kShapeDispatch, 0.20, 0.25, 0.10, 0.25}},
       {"inception_v3/dynamo.onnx", {kFoldedBatchNorm | kDroppedZeroBias, 0.40, 0.55, 0.45, 0.50}},
       {"inception_v3/onnx", {kFoldedBatchNorm | kDroppedZeroBias, 0.30, 0.40, 0.35, 0.40}},

@@ -111,6 +111,46 @@ TEST(LoweringTest, InPlaceOpsAndSharedIntermediatesAreNotFused) {
 // the product. The ATen types' ONNX equivalents are fused as NNC fuses the aten ops: under
 // TorchScript and CUDA graphs one kernel (reading x once, writing y), one interpreter op; eager
 // code runs three kernels. An op on folded shape values is no kernel and joins no group.
+TEST(LoweringTest, OnnxGemmOfAStoredKxNWeightWithABiasIsAddmm) {
+  // GPT-2's Conv1D: aten::addmm(bias, x, w) with w [k, n], exported as Gemm(x, w, b) with
+  // transB = 0. TorchScript (and CUDA graphs of its trace) run mm and a broadcast bias add;
+  // eager one GEMM with the bias in its epilogue. nn.Linear's Gemm (transB = 1, w [n, k]), and
+  // a weight the exporter transposed from a Linear's (folded_from), stay one GEMM.
+  auto graph = [](int64_t trans_b, const std::string& folded_from) {
+    Graph g;
+    g.tensors["x"] = T("x", {128, 768});
+    g.tensors["w"] = T("w", trans_b ? std::vector<int64_t>{2304, 768} : std::vector<int64_t>{768, 2304},
+                       DType::kFloat32, true);
+    g.tensors["w"].folded_from = folded_from;
+    g.tensors["b"] = T("b", {2304}, DType::kFloat32, true);
+    g.tensors["y"] = T("y", {128, 2304});
+    Op op = MakeOp("", "Gemm", {"x", "w", "b"}, {"y"});
+    op.attrs["transB"].kind = Attribute::Kind::kInt;
+    op.attrs["transB"].i = trans_b;
+    g.ops.push_back(op);
+    g.outputs = {"y"};
+    return g;
+  };
+  auto kernels = [](const Graph& g, Framework f) {
+    Expected<WorkList> w = Lower(g, {f, DType::kFloat16});
+    EXPECT_TRUE(w.ok()) << w.status().message();
+    return w.ok() ? w->kernels : std::vector<KernelWork>{};
+  };
+  const Graph addmm = graph(0, "");
+  for (Framework f : {Framework::kTorchscript, Framework::kCudaGraph}) {
+    std::vector<KernelWork> k = kernels(addmm, f);
+    ASSERT_EQ(k.size(), 2u);
+    EXPECT_EQ(k[0].variant, KernelVariant::kGemmNN);
+    EXPECT_EQ(k[1].cls, KernelClass::kElementwise);
+    EXPECT_EQ(k[1].variant, KernelVariant::kBroadcast);
+  }
+  std::vector<KernelWork> eager = kernels(addmm, Framework::kPytorchEager);
+  ASSERT_EQ(eager.size(), 1u);
+  EXPECT_EQ(eager[0].variant, KernelVariant::kGemmNNBias);
+  for (const Graph& linear : {graph(1, ""), graph(0, "h.0.attn.c_attn.weight")})
+    EXPECT_EQ(kernels(linear, Framework::kTorchscript).size(), 1u);
+}
+
 TEST(LoweringTest, OnnxElementwiseGroupsFuseAsTheirAtenOps) {
   Graph g;
   for (const char* n : {"x", "sig", "prod", "y"}) g.tensors[n] = T(n, {1, 32, 56, 56});
