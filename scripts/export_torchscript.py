@@ -13,6 +13,19 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import model_zoo  # noqa: E402
 
 
+def reusable(path, seq, trace_batch):
+    """Whether the trace at `path` and its description exist and were made at `seq` and
+    `trace_batch` (the first input's leading dimension)."""
+    try:
+        with open(path[:-3] + ".json") as f:
+            meta = json.load(f)
+        inputs = meta.get("inputs") or [{}]
+        return (os.path.getsize(path) > 0 and meta.get("seq") == seq and
+                (inputs[0].get("shape") or [None])[0] == trace_batch)
+    except (OSError, ValueError, AttributeError, IndexError, TypeError):
+        return False
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--out", required=True)
@@ -23,6 +36,10 @@ def main():
     ap.add_argument("--trace-batch", type=int, default=2)
     ap.add_argument("--report", default="",
                     help="write which models traced, and the error of each that did not, to this JSON file")
+    ap.add_argument("--reuse", action="store_true",
+                    help="keep a trace already in --out whose description (NAME.PRECISION.json) says it "
+                         "was made at this --seq and --trace-batch: a later call on the same machine "
+                         "(validation/scripts/zoo_campaign.sh) then spends no time tracing again")
     a = ap.parse_args()
     import torch
     os.makedirs(a.out, exist_ok=True)
@@ -40,6 +57,11 @@ def main():
         for p in a.precisions.split(","):
             t0 = time.time()
             path = os.path.join(a.out, f"{name}.{p}.pt")
+            if a.reuse and reusable(path, a.seq, a.trace_batch):
+                print(f"export: {path} (kept from an earlier run)", file=sys.stderr)
+                report["exported"].append({"model": name, "precision": p, "reused": True})
+                write_report()
+                continue
             try:
                 m = model_zoo.build(name).to(dev).to(dtypes[p])
                 xs = model_zoo.cast_inputs(model_zoo.inputs(name, a.trace_batch, a.seq, dev), dtypes[p])
