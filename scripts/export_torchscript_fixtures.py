@@ -23,13 +23,13 @@ Usage:
   .torch/bin/python scripts/export_torchscript_fixtures.py --full
 """
 import argparse
-import io
 import json
 import os
 import sys
-import zipfile
 
 import torch
+
+from trace_archive import zero_and_deflate  # noqa: E402
 
 SDPA = False  # --sdpa
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -106,24 +106,6 @@ class TinyScripted(torch.nn.Module):
         else:
             x = torch.sigmoid(x)
         return x
-
-
-def zero_and_deflate(path):
-    """Rewrites a saved TorchScript archive with every tensor record zeroed and without the
-    debug pickles (source ranges for error messages, which loading does not need), deflated."""
-    src = zipfile.ZipFile(path)
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as dst:
-        for info in src.infolist():
-            if info.filename.endswith(".debug_pkl"):
-                continue
-            data = src.read(info.filename)
-            if "/data/" in info.filename and not info.filename.endswith(".pkl"):
-                data = bytes(len(data))
-            dst.writestr(info.filename, data)
-    src.close()
-    with open(path, "wb") as f:
-        f.write(buf.getvalue())
 
 
 def save_traced(module, inputs, path, script=False):

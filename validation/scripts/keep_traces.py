@@ -13,8 +13,8 @@ import os
 import shutil
 import sys
 
-# export_torchscript_fixtures.py (which zeroes a trace's weights) makes test fixtures and stays
-# in the top-level scripts/.
+# trace_archive.py (which zeroes a trace's weights) stays in the top-level scripts/, beside
+# export_torchscript_fixtures.py, which zeroes the test fixtures with it.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "scripts"))
 
 
@@ -24,7 +24,7 @@ def main():
     ap.add_argument("--models-out", required=True)
     ap.add_argument("--prefix", default="data/models")
     a = ap.parse_args()
-    from export_torchscript_fixtures import zero_and_deflate
+    from trace_archive import zero_and_deflate
     os.makedirs(a.models_out, exist_ok=True)
     doc = json.load(open(a.measurements))
     done = {}
@@ -37,8 +37,12 @@ def main():
             if os.path.exists(src):
                 dst = os.path.join(a.models_out, name)
                 if not os.path.exists(dst):
-                    shutil.copyfile(src, dst)
-                    zero_and_deflate(dst)
+                    # Zeroed under a temporary name, then renamed: a run killed in between (a
+                    # stage's time running out) leaves no full-size copy behind that a later
+                    # run would take for a zeroed one.
+                    shutil.copyfile(src, dst + ".tmp")
+                    zero_and_deflate(dst + ".tmp")
+                    os.replace(dst + ".tmp", dst)
             done[src] = os.path.join(a.prefix, name)
         row["source"] = done[src]
     json.dump(doc, open(a.measurements, "w"), indent=1)
