@@ -171,10 +171,10 @@ def static_batch(r):
 
 def reasons(ref, r, eager_dev, fewer_kernels=False, more_kernels=False):
     """The test's Reason flags that the two forms' op counts support (a starting point to
-    review: an unexplained gap gets kNone). fewer_kernels / more_kernels: the form has fewer /
-    more kernels than the .pt under CUDA graphs at some batch (fewer: what unfused in-place ops
-    of the trace give; more: what attention written out around a fused call of the trace
-    gives)."""
+    review: an unexplained gap gets kNone). fewer_kernels: the form has fewer kernels than the
+    .pt under CUDA graphs at some batch (what unfused in-place ops of the trace give);
+    more_kernels: more, by over the 5% tolerance (what attention written out around a fused
+    call of the trace gives; a kernel or two more is another op's)."""
     pt, f = ref.get("by_op", {}), r.get("by_op", {})
     out = []
     if pt.get("aten::batch_norm", 0) > f.get("BatchNormalization", 0):
@@ -182,10 +182,11 @@ def reasons(ref, r, eager_dev, fewer_kernels=False, more_kernels=False):
     if f.get("Conv", 0) and r.get("params", 0) < ref.get("params", 0):
         out.append("kDroppedZeroBias")
     # ftax prices the exporters' SDPA pattern as the trace's fused call (its kernel, side
-    # kernels and dispatch), so a form whose attention was written out differs only where it
-    # still launches more kernels than the trace: nn.MultiheadAttention's fast path
-    # (aten::_native_multi_head_attention, one call) exported as its slow path around the
-    # attention (the packed projection split into q, k and v, layout copies).
+    # kernels and dispatch), and nn.MultiheadAttention's slow path around it (the packed
+    # projection split into q, k and v by Gather, layout ops) as the fast path
+    # (aten::_native_multi_head_attention, one call) where it recognises the split; so a form
+    # whose attention was written out differs only where it still launches more kernels than
+    # the trace: a split it does not recognise.
     if more_kernels and f.get("Softmax", 0) and pt.get("aten::_native_multi_head_attention", 0):
         out.append("kSplitAttention")
     # An in-place residual (out += identity), or an in-place ReLU of a sum (RegNet's
@@ -228,7 +229,7 @@ def gap_rows(results):
                     if f == "cuda-graph":
                         kdev = max(kdev, abs(p["kernels"] / p0["kernels"] - 1))
                         fewer |= p["kernels"] < p0["kernels"]
-                        more |= p["kernels"] > p0["kernels"]
+                        more |= p["kernels"] > p0["kernels"] * (1 + TOL)
             if max(list(dev.values()) + [kdev]) <= TOL:
                 continue
             why = reasons(ref, r, dev["pytorch-eager"], fewer, more)

@@ -134,6 +134,7 @@ class Walker {
     std::string q, k, v;  // q [.., Sq, d], k transposed [.., d, Sk], v [.., Sk, dv]
     std::string scores;   // [.., Sq, Sk]
     bool masked = false;
+    std::vector<int> members;  // the ops folded into it (its last MatMul not among them)
   };
 
   // An op type's rule and dispatch-cost key, looked up once per walk (RuleFor).
@@ -155,6 +156,7 @@ class Walker {
     if (!producer_.empty()) {
       FindOnnxGelus();
       FindOnnxAttentions();
+      if (!attention_.empty()) FindPackedQkvSplits();
     }
     work_.dispatches.reserve(g_.ops.size());
     work_.kernels.reserve(g_.ops.size());
@@ -162,7 +164,8 @@ class Walker {
     const bool any_attention = !attention_.empty();
     for (size_t i = 0; i < g_.ops.size(); ++i) {
       if (any_attention) {
-        if (attention_member_.count(int(i))) continue;  // folded into its attention's last MatMul
+        // Folded into its attention's last MatMul, or a packed q, k, v split (no work).
+        if (attention_member_.count(int(i)) || split_member_.count(int(i))) continue;
         auto a = attention_.find(int(i));
         if (a != attention_.end()) {
           Status s = LowerOnnxAttention(int(i), g_.ops[i], a->second);
@@ -207,6 +210,11 @@ class Walker {
                             " decomposed attention blocks (the exporter's MatMul, Softmax, MatMul with its "
                             "scales, mask and NaN guard) priced as fused attention: one kernel each, as "
                             "PyTorch runs F.scaled_dot_product_attention");
+    if (packed_splits_ > 0)
+      work_.notes.push_back(std::to_string(packed_splits_) +
+                            " nn.MultiheadAttention blocks exported through its slow path priced as its fast "
+                            "path: the packed in_proj output split into q, k and v (Gather, layout ops) costs "
+                            "no kernel and no dispatch, as in aten::_native_multi_head_attention");
     if (fused_gelus_ > 0)
       work_.notes.push_back(std::to_string(fused_gelus_) + " exported GELUs (Div, Erf, Add, Mul, Mul) "
                             "priced as one GELU kernel each, as PyTorch runs F.gelu");
@@ -670,7 +678,177 @@ class Walker {
                  gelu_input_.count(m) > 0;
       if (taken) continue;
       for (int m : members) attention_member_.insert(m);
+      a.members = members;
       attention_[m2] = a;
+    }
+  }
+
+  // nn.MultiheadAttention's slow path (F.multi_head_attention_forward), which both exporters
+  // write where a trace records the inference fast path (aten::_native_multi_head_attention:
+  // torchvision's ViT): the packed in_proj output [L, N, 3E] (MatMul + bias Add, or Gemm) goes
+  // through layout ops (Reshape/Unflatten, Unsqueeze, Transpose, Squeeze) to a [3, L, N, E]
+  // tensor that three Gathers (indices 0, 1, 2 on axis 0) split into q, k and v, each reaching
+  // its operand of a recognised attention (FindOnnxAttentions) through Reshape/Transpose.
+  // The fast path runs no kernel for that split: its QKV GEMM (the in_proj GEMM here) writes
+  // the packed tensor and the fused attention reads q, k and v as strided views of it
+  // (AddNativeMha: QKV GEMM, attention, output GEMM, nothing between). So the Gathers and those
+  // layout ops cost no kernel, and neither do the copies ftax would otherwise price for a
+  // Reshape of a transposed head view.
+  //
+  // Dispatches: the trace makes one call per block; the export's block keeps three priced
+  // calls (the in_proj GEMM, the attention at its last MatMul, the out_proj GEMM), each a
+  // library call of its own that the fast path also makes inside its one (at::linear, SDPA,
+  // at::linear), so they keep their dispatches. What the slow path adds, the split's Gathers
+  // and views and the shape arithmetic that feeds only them or the attention (Shape, Gather,
+  // Unsqueeze, Concat, Slice on the sizes, which the fast path computes inside its call),
+  // costs no dispatch of its own. The block's transposes in and out of batch_first layout, and shape
+  // values shared with ops outside the split, stay priced as written.
+  //
+  // The match is strict, else everything stays op by op: every tensor on the way read (for its
+  // data; a Shape reads only its dims) by the next op only and no graph output, the Gathers'
+  // indices constant scalars 0, 1, 2 feeding q, k, v respectively, one packed tensor that
+  // the three Gathers alone read, its element count three times a Gather's, and, before the
+  // layout ops, a MatMul (with an optional bias Add) or Gemm.
+  void FindPackedQkvSplits() {
+    std::unordered_map<std::string, std::vector<int>> readers;
+    for (size_t i = 0; i < g_.ops.size(); ++i)
+      for (const std::string& in : g_.ops[i].inputs)
+        if (!in.empty()) readers[in].push_back(int(i));
+    std::unordered_map<const Op*, int> index;
+    for (size_t i = 0; i < g_.ops.size(); ++i) index[&g_.ops[i]] = int(i);
+    auto is_output = [&](const std::string& t) {
+      return std::find(g_.outputs.begin(), g_.outputs.end(), t) != g_.outputs.end();
+    };
+    auto type_is = [&](int i, const char* t) {
+      return i >= 0 && g_.ops[size_t(i)].type == t && g_.ops[size_t(i)].domain.empty();
+    };
+    auto producer = [&](const std::string& t) -> int {
+      auto p = producer_.find(t);
+      return p == producer_.end() ? -1 : index[p->second];
+    };
+    // The one op that reads `t` for its data (a Shape reads only its dims), or -1.
+    auto data_reader = [&](const std::string& t) -> int {
+      if (is_output(t)) return -1;
+      auto it = readers.find(t);
+      if (it == readers.end()) return -1;
+      int found = -1;
+      for (int r : it->second) {
+        if (type_is(r, "Shape")) continue;
+        if (found >= 0 && found != r) return -1;
+        found = r;
+      }
+      return found;
+    };
+    auto is_layout = [&](int i) {
+      return type_is(i, "Reshape") || type_is(i, "Transpose") || type_is(i, "Squeeze") || type_is(i, "Unsqueeze");
+    };
+    // A constant scalar index: its value, else -1.
+    auto const_index = [&](const std::string& name) -> int64_t {
+      const TensorInfo* t = Find(name);
+      if (!t || !t->int_values || t->int_values->size() != 1) return -1;
+      if (t->has_shape && !t->shape.empty()) return -1;  // an index of rank 0 selects
+      return (*t->int_values)[0];
+    };
+    std::set<int> all_members;  // of every split found, with its attention's ops
+    for (const auto& [last, a] : attention_) {
+      std::vector<int> members;
+      // Back from an attention operand through layout ops to a Gather: the Gather, or -1.
+      auto to_gather = [&](std::string t, int reader) -> int {
+        for (int hops = 0; hops < 8; ++hops) {
+          if (data_reader(t) != reader) return -1;
+          const int p = producer(t);
+          if (type_is(p, "Gather")) return p;
+          if (!is_layout(p)) return -1;
+          if (!attention_member_.count(p)) members.push_back(p);
+          reader = p;
+          t = g_.ops[size_t(p)].inputs[0];
+        }
+        return -1;
+      };
+      // Where the operand is read: the attention op that reads it (a scale Mul or a MatMul).
+      auto operand_reader = [&](const std::string& t) -> int {
+        const int r = data_reader(t);
+        return r >= 0 && (attention_member_.count(r) || r == last) ? r : -1;
+      };
+      int gather[3] = {-1, -1, -1};
+      const std::string* operand[3] = {&a.q, &a.k, &a.v};
+      bool ok = true;
+      for (int i = 0; i < 3 && ok; ++i) {
+        const int r = operand_reader(*operand[i]);
+        gather[i] = r < 0 ? -1 : to_gather(*operand[i], r);
+        ok = gather[i] >= 0;
+      }
+      if (!ok || gather[0] == gather[1] || gather[1] == gather[2] || gather[0] == gather[2]) continue;
+      const std::string& packed = g_.ops[size_t(gather[0])].inputs.empty() ? "" : g_.ops[size_t(gather[0])].inputs[0];
+      for (int i = 0; i < 3 && ok; ++i) {
+        const Op& gop = g_.ops[size_t(gather[i])];
+        ok = gop.inputs.size() == 2 && gop.outputs.size() == 1 && gop.inputs[0] == packed &&
+             gop.IntAttr("axis", 0) == 0 && const_index(gop.inputs[1]) == i;
+      }
+      if (!ok || packed.empty()) continue;
+      // The packed tensor is read by the three Gathers alone, and holds q, k and v.
+      auto rd = readers.find(packed);
+      if (rd == readers.end() || rd->second.size() != 3 || is_output(packed)) continue;
+      const double n_packed = Numel(packed), n_q = Numel(g_.ops[size_t(gather[0])].outputs[0]);
+      if (!(n_q > 0) || n_packed != 3 * n_q) continue;
+      // Back to the in_proj: layout ops, then MatMul [+ bias Add] or Gemm.
+      std::string t = packed;
+      int reader = -1;
+      int proj = -1;
+      for (int hops = 0; hops < 6; ++hops) {
+        if (reader >= 0 && data_reader(t) != reader) break;
+        const int p = producer(t);
+        if (type_is(p, "MatMul") || type_is(p, "Gemm") || (type_is(p, "Add") && IsFoldedBias(g_.ops[size_t(p)]))) {
+          proj = reader >= 0 ? p : -1;  // at least one layout op between
+          break;
+        }
+        if (!is_layout(p)) break;
+        members.push_back(p);
+        reader = p;
+        t = g_.ops[size_t(p)].inputs[0];
+      }
+      if (proj < 0 || Numel(t) != n_packed) continue;
+      for (int i = 0; i < 3; ++i) members.push_back(gather[i]);
+      bool taken = false;
+      for (int m : members)
+        taken |= split_member_.count(m) > 0 || attention_.count(m) > 0 || gelu_member_.count(m) > 0 ||
+                 gelu_input_.count(m) > 0;
+      if (taken) continue;
+      for (int m : members) {
+        split_member_.insert(m);
+        all_members.insert(m);
+      }
+      for (int m : a.members) all_members.insert(m);
+      all_members.insert(last);
+      ++packed_splits_;
+    }
+    if (all_members.empty()) return;
+    // The shape arithmetic that feeds only the splits and their attentions: no dispatch.
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t j = g_.ops.size(); j-- > 0;) {
+        const int i = int(j);
+        if (all_members.count(i) || attention_member_.count(i) || attention_.count(i) || gelu_member_.count(i) ||
+            gelu_input_.count(i))
+          continue;
+        const Op& op = g_.ops[j];
+        if (op.outputs.empty() || !(op.domain.empty() && (op.type == "Shape" || IsShapeArithmetic(op)))) continue;
+        bool only_members = true, read = false;
+        for (const std::string& o : op.outputs) {
+          if (o.empty()) continue;
+          if (is_output(o)) only_members = false;
+          auto it = readers.find(o);
+          if (it == readers.end()) continue;
+          for (int r : it->second) {
+            read = true;
+            only_members &= all_members.count(r) > 0;
+          }
+        }
+        if (!read || !only_members) continue;
+        all_members.insert(i);
+        split_member_.insert(i);
+        changed = true;
+      }
     }
   }
 
@@ -1546,6 +1724,8 @@ class Walker {
   std::map<std::string, int> generic_;
   std::unordered_map<int, OnnxAttention> attention_;  // last MatMul -> the attention it ends
   std::unordered_set<int> attention_member_;          // ops folded into an attention
+  std::unordered_set<int> split_member_;  // ops of a packed q, k, v split (FindPackedQkvSplits)
+  int packed_splits_ = 0;
   std::unordered_set<int> gelu_member_;                         // ops folded into a GELU
   std::unordered_map<int, const std::string*> gelu_input_;      // last op of a GELU -> its x
   int fused_gelus_ = 0;

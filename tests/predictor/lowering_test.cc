@@ -834,6 +834,173 @@ TEST(LoweringTest, DecomposedAttentionNearMissesStayOpByOp) {
   EXPECT_EQ(AttentionKernels(w.value()), 1);
 }
 
+// nn.MultiheadAttention's slow path as the exporters write it, one layer of L = 4 tokens, N = 1,
+// E = 8, 2 heads (d = 4): the in_proj MatMul + bias Add [4, 1, 24], Reshape [4, 1, 3, 8],
+// Unsqueeze, Transpose (3, 1, 2, 0, 4), Squeeze [3, 4, 1, 8], three Gathers (0, 1, 2) for q, k
+// and v, each Reshape [4, 2, 4], Transpose [2, 4, 4], Reshape [1, 2, 4, 4] into the exported
+// SDPA (sqrt(scale) on q and k^T), then the heads Transposed and Reshaped back [4, 8] and the
+// out_proj Gemm.
+struct PackedQkv {
+  bool gather_read_twice = false;  // q's Gather output also read by another op
+  bool swapped = false;            // q taken at index 1 and k at index 0
+};
+
+Graph PackedQkvGraph(const PackedQkv& o) {
+  Graph g;
+  g.opset[""] = 17;
+  g.tensors["x"] = T("x", {4, 1, 8});
+  g.tensors["x"].is_graph_input = true;
+  g.inputs = {"x"};
+  g.tensors["w"] = T("w", {8, 24}, DType::kFloat32, true);
+  g.tensors["b"] = T("b", {24}, DType::kFloat32, true);
+  g.tensors["wo"] = T("wo", {8, 8}, DType::kFloat32, true);
+  g.tensors["bo"] = T("bo", {8}, DType::kFloat32, true);
+  g.tensors["scale"] = T("scale", {}, DType::kFloat32, true);
+  for (const char* n : {"mm", "proj"}) g.tensors[n] = T(n, {4, 1, 24});
+  g.tensors["r"] = T("r", {4, 1, 3, 8});
+  g.tensors["u"] = T("u", {1, 4, 1, 3, 8});
+  g.tensors["tr"] = T("tr", {3, 4, 1, 1, 8});
+  g.tensors["packed"] = T("packed", {3, 4, 1, 8});
+  auto ints = [&](const std::string& name, std::vector<int64_t> v, std::vector<int64_t> dims) {
+    g.tensors[name] = T(name, dims, DType::kInt64, true);
+    g.tensors[name].int_values = std::move(v);
+  };
+  ints("i0", {0}, {});
+  ints("i1", {1}, {});
+  ints("i2", {2}, {});
+  ints("s_r", {4, 1, 3, 8}, {4});
+  ints("s_heads", {4, 2, 4}, {3});
+  ints("s_4d", {1, 2, 4, 4}, {4});
+  ints("s_out", {4, 8}, {2});
+  ints("axis0", {0}, {1});
+  ints("axis3", {3}, {1});
+  auto perm = [](Op op, std::vector<int64_t> p) {
+    op.attrs["perm"].kind = Attribute::Kind::kInts;
+    op.attrs["perm"].ints = std::move(p);
+    return op;
+  };
+  g.ops.push_back(MakeOp("", "MatMul", {"x", "w"}, {"mm"}));
+  g.ops.push_back(MakeOp("", "Add", {"mm", "b"}, {"proj"}));
+  g.ops.push_back(MakeOp("", "Reshape", {"proj", "s_r"}, {"r"}));
+  g.ops.push_back(MakeOp("", "Unsqueeze", {"r", "axis0"}, {"u"}));
+  g.ops.push_back(perm(MakeOp("", "Transpose", {"u"}, {"tr"}), {3, 1, 2, 0, 4}));
+  g.ops.push_back(MakeOp("", "Squeeze", {"tr", "axis3"}, {"packed"}));
+  const char* index[3] = {o.swapped ? "i1" : "i0", o.swapped ? "i0" : "i1", "i2"};
+  const char* name[3] = {"q", "k", "v"};
+  for (int i = 0; i < 3; ++i) {
+    const std::string n = name[i];
+    g.tensors[n + "0"] = T(n + "0", {4, 1, 8});
+    g.tensors[n + "r"] = T(n + "r", {4, 2, 4});
+    g.tensors[n + "x"] = T(n + "x", {2, 4, 4});
+    g.tensors[n + "h"] = T(n + "h", {1, 2, 4, 4});
+    g.ops.push_back(MakeOp("", "Gather", {"packed", index[i]}, {n + "0"}));
+    g.ops.push_back(MakeOp("", "Reshape", {n + "0", "s_heads"}, {n + "r"}));
+    g.ops.push_back(perm(MakeOp("", "Transpose", {n + "r"}, {n + "x"}), {1, 0, 2}));
+    g.ops.push_back(MakeOp("", "Reshape", {n + "x", "s_4d"}, {n + "h"}));
+  }
+  for (const char* n : {"kt", "qs", "ks", "s", "p", "o"}) g.tensors[n] = T(n, {1, 2, 4, 4});
+  g.ops.push_back(perm(MakeOp("", "Transpose", {"kh"}, {"kt"}), {0, 1, 3, 2}));
+  g.ops.push_back(MakeOp("", "Mul", {"qh", "scale"}, {"qs"}));
+  g.ops.push_back(MakeOp("", "Mul", {"kt", "scale"}, {"ks"}));
+  g.ops.push_back(MakeOp("", "MatMul", {"qs", "ks"}, {"s"}));
+  Op softmax = MakeOp("", "Softmax", {"s"}, {"p"});
+  softmax.attrs["axis"].kind = Attribute::Kind::kInt;
+  softmax.attrs["axis"].i = -1;
+  g.ops.push_back(softmax);
+  g.ops.push_back(MakeOp("", "MatMul", {"p", "vh"}, {"o"}));
+  g.tensors["ot"] = T("ot", {4, 1, 2, 4});
+  g.tensors["o2"] = T("o2", {4, 8});
+  g.tensors["y"] = T("y", {4, 8});
+  g.ops.push_back(perm(MakeOp("", "Transpose", {"o"}, {"ot"}), {2, 0, 1, 3}));
+  g.ops.push_back(MakeOp("", "Reshape", {"ot", "s_out"}, {"o2"}));
+  Op gemm = MakeOp("", "Gemm", {"o2", "wo", "bo"}, {"y"});
+  gemm.attrs["transB"].kind = Attribute::Kind::kInt;
+  gemm.attrs["transB"].i = 1;
+  g.ops.push_back(gemm);
+  g.outputs = {"y"};
+  if (o.gather_read_twice) {
+    g.tensors["q2"] = T("q2", {4, 1, 8});
+    g.ops.push_back(MakeOp("", "Mul", {"q0", "scale"}, {"q2"}));
+    g.outputs.push_back("q2");
+  }
+  return g;
+}
+
+int KernelsOf(const WorkList& w, KernelClass c) {
+  int n = 0;
+  for (const KernelWork& k : w.kernels) n += k.cls == c;
+  return n;
+}
+
+bool HasPackedQkvNote(const WorkList& w, int n) {
+  for (const std::string& s : w.notes)
+    if (s.rfind(std::to_string(n) + " nn.MultiheadAttention blocks exported through its slow path", 0) == 0)
+      return true;
+  return false;
+}
+
+// By hand, aten::_native_multi_head_attention over the same block ([1, 4, 8] batch first, 2
+// heads) is one QKV GEMM (4 x 24 x 8), attention over 2 heads of 4 x 4 x 4 and the output GEMM
+// (4 x 8 x 8): three kernels (with the attention's side kernels), nothing for the split, one
+// dispatch. The export prices the same kernels; its dispatches are the three calls the fast
+// path makes inside its one (in_proj GEMM, attention, out_proj GEMM: library dispatches) and
+// the two views after the attention (the heads' Transpose and Reshape back), which are not
+// part of the split. Op by op the split alone is 7 more dispatches (Reshape, Unsqueeze,
+// Transpose, Squeeze, three Gathers) and 3 Gather kernels (PackedQkvNearMissesStayOpByOp).
+TEST(LoweringTest, PackedQkvSplitIsPricedAsTheFastPath) {
+  Graph native;
+  native.tensors["x"] = T("x", {1, 4, 8});
+  native.tensors["wqkv"] = T("wqkv", {24, 8}, DType::kFloat32, true);
+  native.tensors["bqkv"] = T("bqkv", {24}, DType::kFloat32, true);
+  native.tensors["wo"] = T("wo", {8, 8}, DType::kFloat32, true);
+  native.tensors["bo"] = T("bo", {8}, DType::kFloat32, true);
+  native.tensors["y"] = T("y", {1, 4, 8});
+  Op mha = MakeOp("aten", "_native_multi_head_attention", {"x", "x", "x", "wqkv", "bqkv", "wo", "bo"}, {"y"});
+  mha.attrs["num_head"].kind = Attribute::Kind::kInt;
+  mha.attrs["num_head"].i = 2;
+  native.ops.push_back(mha);
+  for (Framework f : {Framework::kCudaGraph, Framework::kTorchscript, Framework::kPytorchEager}) {
+    SCOPED_TRACE(FrameworkName(f));
+    Expected<WorkList> ref = Lower(native, {f, DType::kFloat16});
+    Expected<WorkList> w = Lower(PackedQkvGraph({}), {f, DType::kFloat16});
+    ASSERT_TRUE(ref.ok()) << ref.status().message();
+    ASSERT_TRUE(w.ok()) << w.status().message();
+    ASSERT_EQ(ref->dispatches.size(), 1u);
+    ASSERT_EQ(w->kernels.size(), ref->kernels.size());
+    for (size_t i = 0; i < w->kernels.size(); ++i) EXPECT_EQ(w->kernels[i].cls, ref->kernels[i].cls);
+    EXPECT_EQ(KernelsOf(w.value(), KernelClass::kGemm), 2);
+    EXPECT_EQ(KernelsOf(w.value(), KernelClass::kGather), 0);
+    EXPECT_EQ(KernelsOf(w.value(), KernelClass::kCopy), 0);
+    EXPECT_DOUBLE_EQ(w->kernels[0].flops, 2.0 * 4 * 24 * 8);
+    EXPECT_DOUBLE_EQ(w->kernels[1].flops, ref->kernels[1].flops);
+    EXPECT_DOUBLE_EQ(w->kernels[1].bytes, ref->kernels[1].bytes);
+    EXPECT_DOUBLE_EQ(w->kernels.back().flops, ref->kernels.back().flops);
+    ASSERT_EQ(w->dispatches.size(), 5u);
+    int library = 0;
+    for (const DispatchWork& d : w->dispatches) library += d.cls == DispatchClass::kLibrary;
+    EXPECT_EQ(library, 3);
+    EXPECT_TRUE(HasPackedQkvNote(w.value(), 1));
+  }
+}
+
+// Near misses stay op by op: q's Gather output read by another op too, and the Gathers' indices
+// not 0, 1, 2 for q, k, v. The attention itself is still the fused call.
+TEST(LoweringTest, PackedQkvNearMissesStayOpByOp) {
+  PackedQkv read_twice, swapped;
+  read_twice.gather_read_twice = true;
+  swapped.swapped = true;
+  for (const PackedQkv& form : {read_twice, swapped}) {
+    SCOPED_TRACE(form.swapped ? "swapped" : "read twice");
+    Expected<WorkList> w = Lower(PackedQkvGraph(form), {Framework::kCudaGraph, DType::kFloat16});
+    ASSERT_TRUE(w.ok()) << w.status().message();
+    EXPECT_EQ(KernelsOf(w.value(), KernelClass::kGather), 3);
+    EXPECT_EQ(KernelsOf(w.value(), KernelClass::kAttention), 1);
+    EXPECT_FALSE(HasPackedQkvNote(w.value(), 1));
+    // The 5 of the fast-path pricing, the split's 7, and the extra reader's own.
+    EXPECT_EQ(w->dispatches.size(), form.gather_read_twice ? 13u : 12u);
+  }
+}
+
 // The TorchScript-based exporter deduplicates equal parameters: BERT's all-zero key bias is
 // read as Identity(query bias). Its Add still folds into the MatMul's GEMM, as any bias does.
 TEST(LoweringTest, OnnxBiasReadThroughIdentityFoldsIntoItsGemm) {
