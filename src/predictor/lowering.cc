@@ -750,7 +750,10 @@ class Walker {
       return (*t->int_values)[0];
     };
     std::set<int> all_members;  // of every split found, with its attention's ops
-    for (const auto& [last, a] : attention_) {
+    for (const auto& entry : attention_) {
+      // Named copies, not structured bindings: C++17 lambdas cannot capture those (clang).
+      const int last = entry.first;
+      const auto& a = entry.second;
       std::vector<int> members;
       // Back from an attention operand through layout ops to a Gather: the Gather, or -1.
       auto to_gather = [&](std::string t, int reader) -> int {
