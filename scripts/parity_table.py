@@ -199,6 +199,9 @@ def reasons(ref, r, eager_dev, fewer_kernels=False, more_kernels=False):
         out.append("kAddmmAsGemm")
     if eager_dev > TOL and f.get("Shape", 0):
         out.append("kShapeDispatch")
+    # torch.roll, which ONNX lacks, written as Slice and Concat.
+    if pt.get("aten::roll", 0) and not f.get("Roll", 0) and f.get("Concat", 0):
+        out.append("kRollAsSliceConcat")
     return out
 
 
