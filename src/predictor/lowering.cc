@@ -154,6 +154,7 @@ class Walker {
     if (any_onnx)
       for (const Op& op : g_.ops) producer_[op.outputs.empty() ? "" : op.outputs[0]] = &op;
     if (!producer_.empty()) {
+      IndexReaders();
       FindOnnxGelus();
       FindOnnxAttentions();
       if (!attention_.empty()) FindPackedQkvSplits();
@@ -382,10 +383,8 @@ class Walker {
   // one GELU kernel, so the five ops are priced as that kernel (reading x, writing the result)
   // at the last one; the others cost nothing.
   void FindOnnxGelus() {
-    std::unordered_map<std::string, std::vector<int>> readers;
-    for (size_t i = 0; i < g_.ops.size(); ++i)
-      for (const std::string& in : g_.ops[i].inputs)
-        if (!in.empty()) readers[in].push_back(int(i));
+    const auto& readers = readers_;
+    const auto& index = op_index_;
     auto is_const = [&](const std::string& name) {
       const TensorInfo* t = Find(name);
       if (!t) return false;
@@ -408,8 +407,6 @@ class Walker {
       if (op.inputs[1] == other) return op.inputs[0];
       return "";
     };
-    std::unordered_map<const Op*, int> index;
-    for (size_t i = 0; i < g_.ops.size(); ++i) index[&g_.ops[i]] = int(i);
     for (size_t i = 0; i < g_.ops.size(); ++i) {
       const Op& erf = g_.ops[i];
       if (erf.type != "Erf" || !erf.domain.empty() || erf.inputs.size() != 1 || erf.outputs.size() != 1) continue;
@@ -443,7 +440,7 @@ class Walker {
       } else {
         continue;
       }
-      for (int m : {index[&scale], int(i), add, mul, half})
+      for (int m : {index.at(&scale), int(i), add, mul, half})
         if (m >= 0 && m != last) gelu_member_.insert(m);
       gelu_input_[last] = &scale.inputs[0];
     }
@@ -475,12 +472,8 @@ class Walker {
   // over the last axis, and concrete shapes that agree (q [.., Sq, d], k^T [.., d, Sk],
   // scores [.., Sq, Sk], v [.., Sk, dv]). Anything else stays op by op.
   void FindOnnxAttentions() {
-    std::unordered_map<std::string, std::vector<int>> readers;
-    for (size_t i = 0; i < g_.ops.size(); ++i)
-      for (const std::string& in : g_.ops[i].inputs)
-        if (!in.empty()) readers[in].push_back(int(i));
-    std::unordered_map<const Op*, int> index;
-    for (size_t i = 0; i < g_.ops.size(); ++i) index[&g_.ops[i]] = int(i);
+    const auto& readers = readers_;
+    const auto& index = op_index_;
     auto is_output = [&](const std::string& t) {
       return std::find(g_.outputs.begin(), g_.outputs.end(), t) != g_.outputs.end();
     };
@@ -490,7 +483,7 @@ class Walker {
     };
     auto producer = [&](const std::string& t) -> int {
       auto p = producer_.find(t);
-      return p == producer_.end() ? -1 : index[p->second];
+      return p == producer_.end() ? -1 : index.at(p->second);
     };
     auto is_const = [&](const std::string& name) {
       const TensorInfo* t = Find(name);
@@ -710,12 +703,8 @@ class Walker {
   // the three Gathers alone read, its element count three times a Gather's, and, before the
   // layout ops, a MatMul (with an optional bias Add) or Gemm.
   void FindPackedQkvSplits() {
-    std::unordered_map<std::string, std::vector<int>> readers;
-    for (size_t i = 0; i < g_.ops.size(); ++i)
-      for (const std::string& in : g_.ops[i].inputs)
-        if (!in.empty()) readers[in].push_back(int(i));
-    std::unordered_map<const Op*, int> index;
-    for (size_t i = 0; i < g_.ops.size(); ++i) index[&g_.ops[i]] = int(i);
+    const auto& readers = readers_;
+    const auto& index = op_index_;
     auto is_output = [&](const std::string& t) {
       return std::find(g_.outputs.begin(), g_.outputs.end(), t) != g_.outputs.end();
     };
@@ -724,7 +713,7 @@ class Walker {
     };
     auto producer = [&](const std::string& t) -> int {
       auto p = producer_.find(t);
-      return p == producer_.end() ? -1 : index[p->second];
+      return p == producer_.end() ? -1 : index.at(p->second);
     };
     // The one op that reads `t` for its data (a Shape reads only its dims), or -1.
     auto data_reader = [&](const std::string& t) -> int {
@@ -1702,6 +1691,17 @@ class Walker {
   RuleSlot overflow_slot_;
   mutable std::array<MemoEntry, kMemo> memo_{};
   std::unordered_map<std::string, const Op*> producer_;
+  // For the ONNX pattern finders (FindOnnxGelus, FindOnnxAttentions, FindPackedQkvSplits):
+  // each tensor's readers (op indices, in order), and each op's index.
+  std::unordered_map<std::string, std::vector<int>> readers_;
+  std::unordered_map<const Op*, int> op_index_;
+  void IndexReaders() {
+    for (size_t i = 0; i < g_.ops.size(); ++i) {
+      op_index_[&g_.ops[i]] = int(i);
+      for (const std::string& in : g_.ops[i].inputs)
+        if (!in.empty()) readers_[in].push_back(int(i));
+    }
+  }
   // Sets of tensors by name: the graph's tensors by their map entries, names the graph lacks
   // by name.
   struct TensorSet {

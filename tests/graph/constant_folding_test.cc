@@ -64,6 +64,17 @@ Op MakeOp(const std::string& type, size_t inputs) {
   return op;
 }
 
+// Appends an op named after its one output; returns it.
+Op* AddOp(Graph* g, const std::string& type, std::vector<std::string> in, const std::string& out) {
+  Op o;
+  o.type = type;
+  o.name = out;
+  o.inputs = std::move(in);
+  o.outputs = {out};
+  g->ops.push_back(o);
+  return &g->ops.back();
+}
+
 TEST(ConstantFolding, TransposeOfTwoByThree) {
   Op op = MakeOp("Transpose", 1);
   op.attrs["perm"].kind = Attribute::Kind::kInts;
@@ -166,13 +177,7 @@ TEST(ConstantFolding, AttentionScaleChainFoldsToFloats) {
   one.name = "one";
   g.tensors["one"] = one;
   auto op = [&](const std::string& type, std::vector<std::string> in, const std::string& out) {
-    Op o;
-    o.type = type;
-    o.name = out;
-    o.inputs = std::move(in);
-    o.outputs = {out};
-    g.ops.push_back(o);
-    return &g.ops.back();
+    return AddOp(&g, type, std::move(in), out);
   };
   op("Shape", {"q"}, "shape");
   op("Gather", {"shape", "last"}, "head_dim");
@@ -226,13 +231,7 @@ TEST(ConstantFolding, SwinPadChainGivesPadAConcreteShape) {
   init("end", {1}, {-9223372036854775807LL});
   init("step", {1}, {-1});
   auto op = [&](const std::string& type, std::vector<std::string> in, const std::string& out) {
-    Op o;
-    o.type = type;
-    o.name = out;
-    o.inputs = std::move(in);
-    o.outputs = {out};
-    g.ops.push_back(o);
-    return &g.ops.back();
+    return AddOp(&g, type, std::move(in), out);
   };
   op("Shape", {"x"}, "shape");
   op("Gather", {"shape", "three"}, "w");
