@@ -31,10 +31,15 @@ Writes a partial measurement file (the "dispatch" rows of docs/calibration.md's 
 torch.compile mode) with the sections done so far ("sections_done"; "complete" once all are),
 so a run that is cut short keeps what it measured; --resume keeps the rows of the sections an
 earlier run of the same file finished and measures only the others.
+
+Every Python eager and per-op row carries cpu_gauge_us, the CPU gauge (cpu_gauge.py) read just
+before and just after its timing, averaged: the host's CPU speed while the row was timed, by
+which `ftax calibrate` brings every row to one speed.
 """
 import argparse
 import json
 import platform
+import random
 import statistics
 import sys
 import os
@@ -43,6 +48,7 @@ import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from spread import spread  # noqa: E402
+import cpu_gauge  # noqa: E402
 
 
 
@@ -397,6 +403,7 @@ def op_rows(torch, dev, fw, mode, quick, reps):
                         run()
                     torch.cuda.synchronize()
                     issue, call = [], []
+                    gauge0 = cpu_gauge.gauge_us(torch)
                     for _ in range(reps):
                         t0 = time.perf_counter()
                         run()
@@ -405,12 +412,14 @@ def op_rows(torch, dev, fw, mode, quick, reps):
                         t2 = time.perf_counter()
                         issue.append((t1 - t0) * 1e6)
                         call.append((t2 - t0) * 1e6)
+                    gauge = (gauge0 + cpu_gauge.gauge_us(torch)) / 2
             except Exception as e:  # one op that fails costs only its rows
                 print(f"bench_eager.py: {fw} op {key} x{n} failed: {repr(e)[:300]}", file=sys.stderr)
                 continue
             row = {"framework": fw, "mode": mode, "class": cls, "op": key.split(":")[0], "n_ops": n,
                    "modules": 0, "call_us": spread(call), "issue_us": spread(issue),
-                   "kernels_per_call": None, "gpu_kernel_us": None, "gpu_span_us": None}
+                   "kernels_per_call": None, "gpu_kernel_us": None, "gpu_span_us": None,
+                   "cpu_gauge_us": round(gauge, 3)}
             if ":" in key:
                 row["geometry"] = key.split(":", 1)[1]
             if fw == "torchscript":
@@ -421,6 +430,10 @@ def op_rows(torch, dev, fw, mode, quick, reps):
                 longest.append((key, run, row))
         print(f"bench_eager.py: {fw}: op {k + 1} of {len(layers)} ({key}), "
               f"{time.perf_counter() - t_start:.0f} s", file=sys.stderr, flush=True)
+    if fw != "torchscript":
+        mix = mix_row(torch, fw, mode, ctx, layers, rows, reps)
+        if mix:
+            rows.append(mix)
     # Kernel records of the longest chains, one profiled pass for them all (under the mode).
     try:
         with ctx():
@@ -430,6 +443,75 @@ def op_rows(torch, dev, fw, mode, quick, reps):
     except Exception as e:  # rows keep no kernel records; calibrate then fits no op_kernels
         print(f"bench_eager.py: {fw}: profiled pass failed: {repr(e)[:300]}", file=sys.stderr)
     return rows
+
+
+def mix_row(torch, fw, mode, ctx, layers, rows, reps, copies=3, seed=7):
+    """The op mix of a model against the chains of one op: `copies` layers of every op of
+    op_layers, each called once on its own input, in one fixed shuffled order (a model runs
+    hundreds of different ops and layers; a chain repeats one op on a small working set), timed
+    per pass until it returns (issue_us). mix_ratio is the pass's cost over the sum of what the
+    same calls cost in their own chains (each op's slope between its shortest and longest
+    chain's issue_us), both brought to one CPU speed by their gauges (cpu_gauge.py): how much
+    more a model's ops cost the CPU on this host than the chains say. `ftax calibrate` scales
+    the framework's per-op costs by it."""
+    slope = {}
+    for key, _, _, _ in layers:
+        op, geo = (key.split(":", 1) + [None])[:2]
+        mine = [r for r in rows if r.get("op") == op and r.get("geometry") == geo and r["framework"] == fw
+                and r.get("issue_us") and r.get("cpu_gauge_us")]
+        if len(mine) < 2:
+            continue
+        lo, hi = min(mine, key=lambda r: r["n_ops"]), max(mine, key=lambda r: r["n_ops"])
+        if hi["n_ops"] == lo["n_ops"]:
+            continue
+        # per call, in gauges (cost / gauge): comparable across CPU speeds
+        slope[key] = (hi["issue_us"]["median"] / hi["cpu_gauge_us"] - lo["issue_us"]["median"] / lo["cpu_gauge_us"]) \
+            / (hi["n_ops"] - lo["n_ops"])
+    calls = []
+    try:
+        for key, _, x_in, make in layers:
+            if key not in slope:
+                continue
+            for _ in range(copies):
+                layer = make()
+                with ctx():
+                    x = x_in.clone()
+                calls.append((key, layer.forward, x))
+        random.Random(seed).shuffle(calls)
+        with ctx():
+            def run():
+                for _, f, x in calls:
+                    f(x)
+            for _ in range(3):
+                run()
+            torch.cuda.synchronize()
+            issue, call = [], []
+            gauge0 = cpu_gauge.gauge_us(torch)
+            for _ in range(reps):
+                t0 = time.perf_counter()
+                run()
+                t1 = time.perf_counter()
+                torch.cuda.synchronize()
+                issue.append((t1 - t0) * 1e6)
+                call.append((time.perf_counter() - t0) * 1e6)
+            gauge = (gauge0 + cpu_gauge.gauge_us(torch)) / 2
+    except Exception as e:  # the mix is one row; its failure costs only that row
+        print(f"bench_eager.py: {fw}: op mix failed: {repr(e)[:300]}", file=sys.stderr)
+        return None
+    if not calls:
+        return None
+    chains = sum(slope[k] for k, _, _ in calls) * gauge  # the calls' chain costs at the mix's speed
+    counts = {}
+    for k, _, _ in calls:
+        counts[k] = counts.get(k, 0) + 1
+    ratio = statistics.median(issue) / chains if chains > 0 else None
+    print(f"bench_eager.py: {fw}: op mix of {len(calls)} calls: {statistics.median(issue):.0f} us per pass, "
+          f"{chains:.0f} us by the chains, x{ratio:.2f}", file=sys.stderr)
+    return {"framework": fw, "mode": mode, "class": "library", "n_ops": len(calls), "modules": 0,
+            "mix_of": counts, "mix_ratio": round(ratio, 4) if ratio else None,
+            "chains_us": round(chains, 2), "call_us": spread(call), "issue_us": spread(issue),
+            "cpu_gauge_us": round(gauge, 3), "kernels_per_call": None, "gpu_kernel_us": None,
+            "gpu_span_us": None}
 
 
 def save(path, python, rows, done, complete):
@@ -546,15 +628,22 @@ def main():
         for _ in range(10):
             fn()
             torch.cuda.synchronize()
+        gauges.append(cpu_gauge.gauge_us(torch))
         out = []
         for _ in range(reps):
             t0 = time.perf_counter()
             fn()
             torch.cuda.synchronize()
             out.append((time.perf_counter() - t0) * 1e6)
+        gauges[-1] = (gauges[-1] + cpu_gauge.gauge_us(torch)) / 2
         return out
 
-    rows, done = [], []
+    def gauged(row):
+        """The row with the CPU gauge read around its timing (the last timed() call)."""
+        row["cpu_gauge_us"] = round(gauges[-1], 3)
+        return row
+
+    rows, done, gauges = [], [], []
     if a.resume:
         rows, done = resumed_sections(a.out)
         if done:
@@ -580,14 +669,14 @@ def main():
             w = torch.randn(8, 8, device=dev)
             for cls, make in (("kernel", chain_kernel), ("view", chain_view), ("library", chain_library)):
                 for n in ns:
-                    rows.append({"framework": fw, "mode": mode, "class": cls, "n_ops": n, "modules": 0,
-                                 "call_us": spread(timed(make(n))), "gpu_kernel_us": None,
-                                 "gpu_span_us": None})
+                    rows.append(gauged({"framework": fw, "mode": mode, "class": cls, "n_ops": n, "modules": 0,
+                                        "call_us": spread(timed(make(n))), "gpu_kernel_us": None,
+                                        "gpu_span_us": None}))
             for n in ns:
                 m = Chain(n).to(dev).eval()
-                rows.append({"framework": fw, "mode": mode, "class": "kernel", "n_ops": n, "modules": n + 1,
-                             "call_us": spread(timed(lambda: m(x0))), "gpu_kernel_us": None,
-                             "gpu_span_us": None})
+                rows.append(gauged({"framework": fw, "mode": mode, "class": "kernel", "n_ops": n, "modules": n + 1,
+                                    "call_us": spread(timed(lambda: m(x0))), "gpu_kernel_us": None,
+                                    "gpu_span_us": None}))
         section_done("modes:" + mode)
     op_modes = {"pytorch-eager": "inference", "pytorch-eager-no-grad": "no_grad",
                 "torchscript": "no_grad"}

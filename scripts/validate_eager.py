@@ -2,7 +2,8 @@
 """Measures the validation models (model_zoo.py) in Python eager PyTorch, the way a careful
 user would: random weights, under torch.inference_mode() (or torch.no_grad(), --grad-mode),
 warm-up, per-iteration host time with synchronization (median, p10, p90) and CUDA-event
-time, all with no profiler attached; then, after every point is timed, one profiled pass per
+time, all with no profiler attached, and the CPU gauge (cpu_gauge.py) around each visit
+("cpu_gauge_us", the median over visits: the host's CPU speed while the point ran); then, after every point is timed, one profiled pass per
 point (PyTorch's profiler, which reads CUPTI) giving kernels per iteration, kernel time by
 kernel name and the ATen ops dispatched from Python. With --graphs the eager module is also
 captured as a CUDA graph (torch.cuda.graph around the eager call, the paper's "PyTorch + CUDA
@@ -22,6 +23,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import model_zoo  # noqa: E402
 from spread import spread  # noqa: E402
+import cpu_gauge  # noqa: E402
 
 
 
@@ -106,6 +108,10 @@ def pooled_rows(points, rounds):
             row["framework_ms_measured"] = max(0.0, row["latency_ms"]["median"] - row["kernel_ms"])
         if pt.get("probes"):
             row["host_probe_us"] = spread(pt["probes"])["median"]
+        if pt.get("gauges"):
+            # the CPU's speed while the point was timed (cpu_gauge.py): `ftax validate`
+            # predicts the point at this speed
+            row["cpu_gauge_us"] = round(spread(pt["gauges"])["median"], 3)
         if rounds > 1:
             row["rounds"] = rounds
             row["visit_medians_ms"] = pt["visits"]
@@ -242,7 +248,7 @@ def main():
     # before its first CUDA graph capture, because a failed capture can leave the process's CUDA
     # random-number state unusable ("Offset increment outside graph capture") for all that follows.
     points = [{"model": name, "precision": p, "batch": int(b), "framework": fw, "host": [], "ev": [],
-               "visits": [], "probes": [], "order": [], "row": None, "failed": False}
+               "visits": [], "probes": [], "gauges": [], "order": [], "row": None, "failed": False}
               for (name, p) in built for fw in frameworks for b in a.batches.split(",")]
     rounds = max(1, a.rounds)
     probe = torch.randn(8, 8, device=dev)
@@ -313,6 +319,7 @@ def main():
                     lo = -(-10 // rounds)  # ceil: at least 10 samples over all visits
                     reps = int(max(lo, min(400, a.budget_s / rounds / max(one, 1e-6))))
                     host, ev = [], []
+                    gauge0 = cpu_gauge.gauge_us(torch)
                     for _ in range(reps):
                         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                         t0 = time.perf_counter()
@@ -322,6 +329,7 @@ def main():
                         torch.cuda.synchronize()
                         host.append((time.perf_counter() - t0) * 1e3)
                         ev.append(s.elapsed_time(e))
+                    gauge = (gauge0 + cpu_gauge.gauge_us(torch)) / 2
                     if pt["row"] is None:
                         pt["row"] = base_row(name, spec, kind, p, b, a.seq, xs, a.models_dir,
                                              pt["framework"], a.grad_mode)
@@ -334,6 +342,7 @@ def main():
                 pt["ev"] += ev
                 pt["visits"].append(lat["median"])
                 pt["probes"].append(probe_us)
+                pt["gauges"].append(gauge)
                 if rounds > 1:
                     pt["order"].append(visits)
                     visits += 1

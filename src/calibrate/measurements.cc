@@ -196,6 +196,8 @@ Status ReadDispatchRow(const json& row, const std::string& where, DispatchMeasur
   }
   if (!(s = ReadNumber(row, "kernels_per_call", where, false, 0, false, &d->kernels_per_call, 1e9)).ok())
     return s;
+  if (!(s = ReadNumber(row, "cpu_gauge_us", where, false, 0, true, &d->cpu_gauge_us, kMaxUs)).ok())
+    return s;
   if (row.contains("fuser") && !row.at("fuser").is_null()) {
     if (!row.at("fuser").is_boolean()) return InvalidInput(where + ".fuser: expected true, false or null");
     d->fuser = row.at("fuser").get<bool>();
@@ -262,8 +264,18 @@ Expected<Measurements> MeasurementsFromJson(const json& j) {
     if (!ds.is_array()) return InvalidInput("dispatch: expected an array");
     for (size_t i = 0; i < ds.size(); ++i) {
       DispatchMeasurement d;
-      Status s = ReadDispatchRow(ds[i], RowName("dispatch", i, ds[i]), &d);
+      const std::string where = RowName("dispatch", i, ds[i]);
+      Status s = ReadDispatchRow(ds[i], where, &d);
       if (!s.ok()) return s;
+      if (ds[i].contains("mix_of")) {  // an op mix: a ratio, never a chain to fit
+        if (!ds[i].at("mix_of").is_object()) return InvalidInput(where + ".mix_of: expected an object");
+        MixMeasurement x;
+        x.framework = d.framework;
+        x.n_ops = d.n_ops;
+        if (!(s = ReadNumber(ds[i], "mix_ratio", where, false, 0, true, &x.ratio, 100)).ok()) return s;
+        m.mixes.push_back(x);
+        continue;
+      }
       m.dispatch.push_back(d);
     }
   }
@@ -315,6 +327,7 @@ Measurements MergeMeasurements(const std::vector<Measurements>& parts) {
     out.kernels.insert(out.kernels.end(), p.kernels.begin(), p.kernels.end());
     out.dispatch.insert(out.dispatch.end(), p.dispatch.begin(), p.dispatch.end());
     out.launches.insert(out.launches.end(), p.launches.begin(), p.launches.end());
+    out.mixes.insert(out.mixes.end(), p.mixes.begin(), p.mixes.end());
     if (p.failures.is_array())
       for (const json& f : p.failures) out.failures.push_back(f);
     if (!p.source.empty()) sources += (sources.empty() ? "" : " + ") + p.source;

@@ -79,6 +79,9 @@ struct DispatchMeasurement {
   // unknown for rows of benches from before it was recorded, which ran with it off. Recorded
   // for study: calibrate does not fit TorchScript's per-op rows yet.
   std::optional<bool> fuser;
+  // The CPU gauge read around the row's timing (scripts/cpu_gauge.py, microseconds; < 0: not
+  // read): the host's CPU speed while it ran. calibrate/cpu_gauge.h brings rows to one speed.
+  double cpu_gauge_us = -1;
 };
 
 // Empty kernels launched back to back through the driver (the C++ bench's "launches" list):
@@ -89,11 +92,21 @@ struct LaunchMeasurement {
   Spread issue_us;
 };
 
+// The op mix of a model against chains of one op (bench_eager.py's mix_row; a "dispatch" row
+// with "mix_of"): a pass over layers of every op type in a shuffled order, its cost over the
+// sum of the same calls' costs in their own chains, both at one CPU speed.
+struct MixMeasurement {
+  Framework framework = Framework::kPytorchEager;
+  int n_ops = 0;
+  double ratio = -1;  // < 0: unknown
+};
+
 struct Measurements {
   nlohmann::json host;
   std::vector<KernelMeasurement> kernels;
   std::vector<DispatchMeasurement> dispatch;
   std::vector<LaunchMeasurement> launches;
+  std::vector<MixMeasurement> mixes;
   nlohmann::json failures = nlohmann::json::array();
   std::string source;  // file it was read from
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <memory>
 
@@ -9,6 +10,7 @@
 #include "calibrate/measured_framework.h"
 #include "common/percentile.h"
 #include "graph/open_model.h"
+#include "predictor/cpu_speed.h"
 
 namespace ftax {
 namespace {
@@ -97,6 +99,7 @@ Status CheckMeasuredRow(const json& m) {
     if (!(s = CheckNumber(m, key, false, false, kMaxMs)).ok()) return s;
   if (!(s = CheckNumber(m, "kernels_per_iter", false, false, 1e12)).ok()) return s;
   if (!(s = CheckNumber(m, "host_probe_us", false, true, 1e6)).ok()) return s;
+  if (!(s = CheckNumber(m, "cpu_gauge_us", false, true, 1e6)).ok()) return s;
   for (const char* key : {"visit_medians_ms", "pass_medians_ms"}) {
     if (!m.contains(key) || m.at(key).is_null()) continue;
     if (!m.at(key).is_array()) return InvalidInput(std::string(key) + ": expected an array");
@@ -190,8 +193,15 @@ Expected<ValidationReport> CompareMeasurements(const json& measured, const HostP
     }
     DType precision = *dt;
     std::vector<std::string> notes;
+    const double row_gauge = m.contains("cpu_gauge_us") && m["cpu_gauge_us"].is_number()
+                                 ? m["cpu_gauge_us"].get<double>() : -1;
+    const bool rescale = opt.at_row_cpu_speed && IsPythonEager(*fw) && row_gauge > 0 &&
+                         profile.cpu_gauge_us > 0;
+    if (rescale) r.cpu_speed_factor = row_gauge / profile.cpu_gauge_us;
     Expected<PredictionPoint> p =
-        PredictPoint(g.value(), profile, *fw, precision, opt.interval_samples, 1, &notes);
+        rescale ? PredictPoint(g.value(), AtCpuSpeed(profile, *fw, r.cpu_speed_factor), *fw, precision,
+                               opt.interval_samples, 1, &notes)
+                : PredictPoint(g.value(), profile, *fw, precision, opt.interval_samples, 1, &notes);
     if (!p.ok()) {
       rep.skipped.push_back(where + " (" + r.model + " " + r.framework + "): " + p.status().message());
       continue;
@@ -234,6 +244,20 @@ Expected<ValidationReport> CompareMeasurements(const json& measured, const HostP
       r.miss = ExplainMiss(e);
     }
     rep.rows.push_back(r);
+  }
+  std::vector<double> factors;
+  for (const ValidationRow& r : rep.rows)
+    if (r.cpu_speed_factor != 1) factors.push_back(r.cpu_speed_factor);
+  if (!factors.empty()) {
+    std::sort(factors.begin(), factors.end());
+    char buf[320];
+    std::snprintf(buf, sizeof(buf),
+                  "%zu Python eager rows predicted at the CPU speed each was measured at: their CPU "
+                  "gauge over the profile's %.2f us, x%.2f to x%.2f (median x%.2f), scales the "
+                  "framework's CPU-side costs (--cpu-speed profile: not scaled)",
+                  factors.size(), profile.cpu_gauge_us, factors.front(), factors.back(),
+                  factors[factors.size() / 2]);
+    rep.notes.push_back(buf);
   }
   SummarizeReport(&rep, opt);
   return rep;
@@ -314,7 +338,8 @@ json ValidationReportToJson(const ValidationReport& r) {
                          {"predicted_bound", v.predicted.bound},
                          {"predicted_observable_bound", v.predicted_observable_bound}, {"error_pct", v.error_pct},
                          {"within_tolerance", v.within_tolerance}, {"inside_spread", v.inside_spread},
-                         {"bound_agrees", v.bound_agrees}, {"predicted_class_ms", pc},
+                         {"bound_agrees", v.bound_agrees}, {"cpu_speed_factor", v.cpu_speed_factor},
+                         {"predicted_class_ms", pc},
                          {"measured_class_ms", mc}, {"unclassified_kernel_ms", v.unclassified_ms},
                          {"miss_cause", v.miss ? json{{"kind", v.miss->kind}, {"detail", v.miss->detail},
                                                       {"kernel_delta_ms", v.miss->kernel_delta_ms},

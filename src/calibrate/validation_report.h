@@ -35,6 +35,11 @@ struct CompareOptions {
   // Predict from the row's TorchScript file ("source" + "inputs") even when it names an arch
   // spec; rows without an arch spec always are.
   bool predict_from_file = false;
+  // Predict each Python eager row at the CPU speed it was measured at (`ftax validate
+  // --cpu-speed row`; off: every row at the profile's speed, as `ftax predict` does): where the row carries
+  // the CPU gauge read while it ran ("cpu_gauge_us") and the profile the gauge it is priced at,
+  // the framework's CPU-side costs are scaled by their ratio (predictor/cpu_speed.h).
+  bool at_row_cpu_speed = false;
 };
 
 struct ValidationRow {
@@ -57,6 +62,9 @@ struct ValidationRow {
   bool inside_spread = false;  // predicted inside [p10, p90] of the measurement
   bool bound_agrees = false;
   std::vector<double> visit_medians_ms;  // one per visit (rounds) or pass (merged passes)
+  // The row's CPU gauge over the profile's, by which its CPU-side costs were scaled (1: not
+  // scaled; CompareOptions::at_row_cpu_speed).
+  double cpu_speed_factor = 1;
   std::optional<MissCause> miss;         // why, for a point neither within nor inside p10..p90
 };
 

@@ -14,8 +14,10 @@
 #include <set>
 #include <sstream>
 
+#include "calibrate/cpu_gauge.h"
 #include "calibrate/framework_refit.h"
 #include "calibrate/measurements.h"
+#include "calibrate/op_mix.h"
 #include "calibrate/profile_fit.h"
 #include "cli/calibrate_from_trace.h"
 #include "cli/commands.h"
@@ -196,6 +198,7 @@ int RunCalibrate(const CalibrateOptions& o) {
   }
   Measurements all = MergeMeasurements(parts);
   if (!(s = CheckProfileInput(all)).ok()) return ReportError("calibrate", s);
+  const CpuGaugeNormalization gauge = NormalizeToCpuGauge(&all);
   // The prior is read before the fit, so that a bad file fails at once; the profile's host is
   // the measurements', whose GPU picks the hosts the cuda-graph scale comes from.
   const std::string gpu = all.host.is_object() ? all.host.value("gpu", "") : "";
@@ -215,6 +218,8 @@ int RunCalibrate(const CalibrateOptions& o) {
   }
 
   HostProfile profile = c->profile;
+  if (gauge.rows > 0) profile.cpu_gauge_us = gauge.reference_us;
+  const std::vector<std::string> mix_lines = ApplyOpMix(all, &profile);
   profile.provenance = {{"date", UtcNow()},
                         {"tool", "ftax calibrate"},
                         {"ftax_version", "0.1.0"},
@@ -246,6 +251,11 @@ int RunCalibrate(const CalibrateOptions& o) {
 
   if (o.format == "json") {
     json summary = CalibrationSummaryJson(c.value(), o.fit);
+    if (gauge.rows > 0)
+      summary["cpu_gauge"] = {{"reference_us", gauge.reference_us}, {"rows", gauge.rows},
+                              {"scale_min", gauge.min_scale}, {"scale_median", gauge.median_scale},
+                              {"scale_max", gauge.max_scale}};
+    if (!mix_lines.empty()) summary["op_mix"] = mix_lines;
     summary["profile"] = o.output;
     summary["written"] = true;
     summary["provenance"] = profile.provenance;
@@ -255,6 +265,12 @@ int RunCalibrate(const CalibrateOptions& o) {
   } else {
     PrintTable(c.value(), std::cout);
   }
+  if (o.format != "json")
+    for (const std::string& line : mix_lines) std::cout << "Op mix: " << line << "\n";
+  if (o.format != "json" && gauge.rows > 0)
+    std::cout << "\nCPU gauge: " << gauge.rows << " Python rows brought to " << Num(gauge.reference_us, 2)
+              << " us per gauge add (the host's fast state), by x" << Num(gauge.min_scale, 2) << " to x"
+              << Num(gauge.max_scale, 2) << " (median x" << Num(gauge.median_scale, 2) << ")\n";
 
   for (const std::string& f : c->quality_failures)
     std::cerr << "ftax calibrate: warning: not trusted, " << f

@@ -54,6 +54,7 @@ struct ValidateOptions {
   std::string model_name;
   int64_t seq = 0;
   std::string predict_from = "arch";
+  std::string cpu_speed = "profile";
   bool resume = false;
   std::vector<std::string> refine_models;  // --refine-models: the calibration models
   std::vector<std::string> report_models;  // --report-models: rows compared and reported
@@ -404,6 +405,7 @@ int RunValidate(const ValidateOptions& o) {
   }
   CompareOptions copt;
   copt.predict_from_file = o.predict_from == "file";
+  copt.at_row_cpu_speed = o.cpu_speed == "row";
   Expected<ValidationReport> rep = o.refine == "leave-one-model-out"
                                        ? CompareLeaveOneModelOut(measured, profile.value(), copt)
                                        : CompareMeasurements(measured, profile.value(), copt);
@@ -478,6 +480,13 @@ void SetupValidateCommand(CLI::App& app) {
                   "what the prediction is made from: arch (the row's arch spec; rows without one use "
                   "their TorchScript file) or file (always the TorchScript file the row ran)")
       ->check(CLI::IsMember({"arch", "file"}));
+  cmd->add_option("--cpu-speed", o->cpu_speed,
+                  "profile: predict every row at the CPU speed the profile was priced at (the host's "
+                  "fast state), as ftax predict does; row: each Python eager row at the speed it was "
+                  "measured at (the CPU gauge it carries over the profile's, all CPU-side costs scaled "
+                  "by it; shared hosts' CPUs slow by up to 1.8x for seconds to minutes)")
+      ->check(CLI::IsMember({"row", "profile"}))
+      ->capture_default_str();
   cmd->add_option("--refine", o->refine,
                   "none; leave-one-model-out: predict each model with Python-eager/TorchScript "
                   "dispatch costs and CUDA-graph per-node costs scaled to the other models' "

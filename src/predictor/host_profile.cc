@@ -264,6 +264,10 @@ static Status ReadFramework(const std::string& name, const json& fj, FrameworkPa
                            kMaxCostUs)).ok())
       return s;
   if (!(s = FiniteOrAbsent(fj, "r2", where)).ok()) return s;
+  if (!(s = FiniteOrAbsent(fj, "mix_scale", where)).ok()) return s;
+  f->mix_scale = ReadNum(fj, "mix_scale", std::nan(""));
+  if (!std::isnan(f->mix_scale) && !(f->mix_scale > 0 && f->mix_scale <= 100))
+    return InvalidInput(where + ".mix_scale: expected a number above 0 and at most 100");
   int64_t points = 0;
   if (!(s = ReadIntField(fj, "points", 0, 0, 1 << 30, where, &points)).ok()) return s;
   f->points = int(points);
@@ -294,6 +298,12 @@ static Expected<HostProfile> HostProfileFromJsonUnchecked(const json& j) {
   p.provenance = j.value("provenance", json::object());
   p.fit = j.value("fit", json::object());
   p.synthetic = j.value("synthetic", false);
+  if (j.contains("cpu_gauge_us") && !j.at("cpu_gauge_us").is_null()) {
+    const json& g = j.at("cpu_gauge_us");
+    if (!g.is_number() || !(g.get<double>() > 0) || g.get<double>() > 1e6)
+      return InvalidInput("profile: cpu_gauge_us must be a positive number of microseconds");
+    p.cpu_gauge_us = g.get<double>();
+  }
 
   if (!j.contains("gpu") || !j.at("gpu").is_object())
     return InvalidInput("profile: missing object 'gpu'");
@@ -429,6 +439,7 @@ json HostProfileToJson(const HostProfile& p) {
   j["schema_version"] = p.schema_version;
   j["kind"] = "ftax-host-profile";
   if (p.synthetic) j["synthetic"] = true;
+  if (p.cpu_gauge_us > 0) j["cpu_gauge_us"] = p.cpu_gauge_us;
   j["host"] = p.host;
   j["provenance"] = p.provenance;
   j["fit"] = p.fit;
@@ -490,6 +501,7 @@ json HostProfileToJson(const HostProfile& p) {
     }
     fj["points"] = f.points;
     fj["r2"] = NumOrNull(f.r2);
+    if (!std::isnan(f.mix_scale)) fj["mix_scale"] = f.mix_scale;
     fs[name] = fj;
   }
   j["frameworks"] = fs;

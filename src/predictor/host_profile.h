@@ -119,6 +119,10 @@ struct FrameworkParams {
   // that op in several geometries launched different numbers of kernels (cuDNN's 3x3
   // convolutions over NCHW add layout transposes, 1x1 ones do not); absent: gpu.launch_us.
   std::map<std::string, Param> op_launch_us;
+  // How much more a model's mix of ops cost the CPU than the same calls in chains of one op
+  // (the bench's op mix, calibrate/op_mix.h); dispatch_us and op_us already include it. NaN:
+  // not measured (benches before 2026-11-26), costs as the chains gave them.
+  double mix_scale = std::nan("");
   int points = 0;
   double r2 = std::nan("");
 };
@@ -134,6 +138,11 @@ struct HostProfile {
   // the optional "kernel_facts" object, defaults where absent.
   KernelFacts kernel_facts;
   bool synthetic = false;     // true for profiles made up by tests; never shipped
+  // The CPU gauge (scripts/cpu_gauge.py: microseconds per add of 64 adds on a tiny CPU
+  // tensor from Python) at which the Python eager costs are priced: the host's fast state, to
+  // which calibrate brought every bench row that carried a gauge (calibrate/cpu_gauge.h).
+  // < 0: unknown (benches before 2026-11-26 read no gauge).
+  double cpu_gauge_us = -1;
 
   const FrameworkParams* FindFramework(Framework f) const;
 };

@@ -131,3 +131,42 @@ TEST(ValidationReportTest, MissesAndOnlyMissesCarryTheirCause) {
 
 }  // namespace
 }  // namespace ftax
+
+namespace ftax {
+namespace {
+
+// --cpu-speed row: a Python eager row measured while the CPU gauge read twice the profile's is
+// predicted with twice the framework's CPU-side costs, and says so; by default (the profile's
+// speed, as `ftax predict` gives) and for rows without a gauge nothing is scaled.
+TEST(ValidationReportTest, RowsCanBePredictedAtTheCpuSpeedTheyRanAt) {
+  Expected<HostProfile> loaded = LoadHostProfile(std::string(FTAX_SOURCE_DIR) + "/validation/h200/2026-11-22b/profile.json");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  HostProfile prof = loaded.value();
+  prof.cpu_gauge_us = 3.0;
+  json row = {{"model", "bert-base"}, {"arch", kBert}, {"framework", "pytorch-eager"}, {"precision", "fp16"},
+              {"batch", 1}, {"seq", 128}, {"latency_ms", {{"median", 9.0}, {"p10", 8.5}, {"p90", 9.5}}},
+              {"kernel_ms", 1.5}, {"cpu_gauge_us", 6.0}};
+  json plain = row;
+  plain.erase("cpu_gauge_us");
+  CompareOptions opt;
+  opt.interval_samples = 0;
+  Expected<ValidationReport> as_profile = CompareMeasurements({{"rows", {row}}}, prof, opt);
+  opt.at_row_cpu_speed = true;
+  Expected<ValidationReport> as_row = CompareMeasurements({{"rows", {row, plain}}}, prof, opt);
+  ASSERT_TRUE(as_profile.ok() && as_row.ok());
+  ASSERT_EQ(as_row->rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(as_profile->rows[0].cpu_speed_factor, 1);
+  EXPECT_DOUBLE_EQ(as_row->rows[0].cpu_speed_factor, 2);
+  EXPECT_DOUBLE_EQ(as_row->rows[1].cpu_speed_factor, 1);
+  EXPECT_NEAR(as_row->rows[0].predicted.framework_ms, 2 * as_profile->rows[0].predicted.framework_ms,
+              1e-6 * as_profile->rows[0].predicted.framework_ms);
+  EXPECT_DOUBLE_EQ(as_row->rows[0].predicted.compute_ms, as_profile->rows[0].predicted.compute_ms);
+  bool noted = false;
+  for (const std::string& n : as_row->notes) noted |= n.find("CPU speed each was measured at") != std::string::npos;
+  EXPECT_TRUE(noted);
+  row["cpu_gauge_us"] = -2;
+  EXPECT_FALSE(CompareMeasurements({{"rows", {row}}}, prof, opt).ok());
+}
+
+}  // namespace
+}  // namespace ftax

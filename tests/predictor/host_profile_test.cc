@@ -183,3 +183,29 @@ TEST(HostProfileTest, RejectsBadKernelFactsNamingThem) {
 
 }  // namespace
 }  // namespace ftax
+
+namespace ftax {
+namespace {
+
+TEST(HostProfileTest, CpuGaugeRoundTripsAndIsChecked) {
+  HostProfile p = testing::SyntheticProfile();
+  nlohmann::json j = HostProfileToJson(p);
+  EXPECT_FALSE(j.contains("cpu_gauge_us"));  // unknown: not written
+  p.cpu_gauge_us = 3.2;
+  j = HostProfileToJson(p);
+  Expected<HostProfile> q = HostProfileFromJson(j);
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  EXPECT_DOUBLE_EQ(q->cpu_gauge_us, 3.2);
+  j["cpu_gauge_us"] = 0;
+  Expected<HostProfile> bad = HostProfileFromJson(j);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("cpu_gauge_us"), std::string::npos);
+  j["cpu_gauge_us"] = 3.2;
+  j["frameworks"]["pytorch-eager"]["mix_scale"] = -1;
+  bad = HostProfileFromJson(j);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("mix_scale"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ftax

@@ -1,0 +1,35 @@
+#include "predictor/cpu_speed.h"
+
+namespace ftax {
+namespace {
+
+void Scale(Param* p, double f) {
+  if (p->known()) p->value *= f;
+  if (!std::isnan(p->std_error)) p->std_error *= f;
+}
+
+}  // namespace
+
+HostProfile AtCpuSpeed(const HostProfile& profile, Framework framework, double factor) {
+  HostProfile p = profile;
+  auto it = p.frameworks.find(FrameworkName(CostFramework(framework)));
+  if (it == p.frameworks.end() || !(factor > 0) || factor == 1) return p;
+  FrameworkParams& f = it->second;
+  Scale(&f.call_us, factor);
+  for (Param& d : f.dispatch_us) Scale(&d, factor);
+  Scale(&f.module_us, factor);
+  for (auto& [key, v] : f.op_us) Scale(&v, factor);
+  for (auto& [key, v] : f.op_launch_us) Scale(&v, factor);
+  Scale(&p.gpu.launch_us, factor);
+  // Without a timed launch the pipeline prices a kernel launch from LibTorch's chains (kernel
+  // less view dispatch): those move with the CPU too.
+  if (!p.gpu.launch_us.known() && framework != Framework::kLibtorchEager) {
+    auto lt = p.frameworks.find(FrameworkName(Framework::kLibtorchEager));
+    if (lt != p.frameworks.end())
+      for (DispatchClass c : {DispatchClass::kKernel, DispatchClass::kView}) Scale(&lt->second.dispatch_us[int(c)], factor);
+  }
+  if (p.cpu_gauge_us > 0) p.cpu_gauge_us *= factor;
+  return p;
+}
+
+}  // namespace ftax
