@@ -3,8 +3,9 @@
 user would: random weights, under torch.inference_mode() (or torch.no_grad(), --grad-mode),
 warm-up, per-iteration host time with synchronization (median, p10, p90) and CUDA-event
 time, all with no profiler attached, and the CPU gauge (cpu_gauge.py) around each visit
-("cpu_gauge_us", the median over visits: the host's CPU speed while the point ran); then, after every point is timed, one profiled pass per
-point (PyTorch's profiler, which reads CUPTI) giving kernels per iteration, kernel time by
+("cpu_gauge_us", the median over visits: the host's CPU speed while the point ran); then,
+after every point is timed, one profiled pass per point (PyTorch's profiler, which reads
+CUPTI) giving kernels per iteration, kernel time by
 kernel name and the ATen ops dispatched from Python. With --graphs the eager module is also
 captured as a CUDA graph (torch.cuda.graph around the eager call, the paper's "PyTorch + CUDA
 Graphs") and its replays timed: rows with framework "cuda-graph", "captured_from": "eager".
