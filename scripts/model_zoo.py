@@ -53,7 +53,7 @@ ZOO = {
     "swin_s": ("", "image", "vision-transformer"),
     # Encoders (transformers)
     "bert-base": ("bert:layers=12,hidden=768,heads=12,ffn=3072", "text", "encoder"),
-    "distilbert": ("bert:layers=6,hidden=768,heads=12,ffn=3072", "text", "encoder"),
+    "distilbert": ("distilbert:layers=6,hidden=768,heads=12,ffn=3072", "text", "encoder"),
     "bert-wide": ("bert:layers=12,hidden=1536,heads=12,ffn=6144", "text", "encoder"),
     "bert-deep": ("bert:layers=24,hidden=768,heads=12,ffn=3072", "text", "encoder"),
     "bert-large": ("bert:layers=24,hidden=1024,heads=16,ffn=4096", "text", "encoder"),

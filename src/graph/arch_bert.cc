@@ -1,4 +1,7 @@
-// `bert`: HF BertModel (embeddings, encoder, pooler) with eager attention.
+// `bert`: HF BertModel (embeddings, encoder, pooler) with eager attention; `distilbert`: HF
+// DistilBertModel, the same layers without token-type embeddings, pooler or the dropout after
+// the attention's output projection, under its own module names (transformer/layer.i/
+// attention/q_lin, sa_layer_norm, ffn/lin1, output_layer_norm), as its trace shows.
 //
 // kOnnx follows torch.onnx.export (opset 17, static shapes) of BertModel(input_ids,
 // attention_mask, token_type_ids): Gather embeddings, extended mask Unsqueeze/Unsqueeze/Cast/
@@ -12,6 +15,7 @@
 // 328 ops (the one left out is Python integer arithmetic the tracer records).
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "graph/graph_builder.h"
 
@@ -22,6 +26,7 @@ namespace {
 
 struct BertConfig {
   int64_t layers, hidden, heads, ffn, vocab, max_pos, type_vocab;
+  bool distil = false;
 };
 
 constexpr double kLnEps = 1e-12;
@@ -34,12 +39,15 @@ std::string BertLayer(GraphBuilder& b, const BertConfig& c, int64_t B, int64_t S
   const Dims xd = {B, S, H};
   const Dims split = {B, S, h, d};
   const Dims heads = {B, h, S, d};
-  std::string attn;
+  // Module names: BertLayer's, or DistilBERT's TransformerBlock's.
+  const bool D = c.distil;
+  std::string attn, out_lin;
   {
     ScopeGuard a(b, "attention");
     std::string ctx;
     {
-      ScopeGuard s(b, "self");
+      std::optional<ScopeGuard> self;
+      if (!D) self.emplace(b, "self");
       if (b.torch()) {
         auto head_view = [&](const char* module) {
           std::string y = Linear(b, module, x, xd, H);
@@ -50,9 +58,9 @@ std::string BertLayer(GraphBuilder& b, const BertConfig& c, int64_t B, int64_t S
           b.SetInt("dim1", 2);
           return y;
         };
-        std::string q = head_view("query");
-        std::string k = head_view("key");
-        std::string v = head_view("value");
+        std::string q = head_view(D ? "q_lin" : "query");
+        std::string k = head_view(D ? "k_lin" : "key");
+        std::string v = head_view(D ? "v_lin" : "value");
         ctx = b.Op1("scaled_dot_product_attention", {q, k, v, mask}, heads);
         b.SetFloat("dropout_p", 0.0);
         b.SetInt("is_causal", 0);
@@ -72,9 +80,9 @@ std::string BertLayer(GraphBuilder& b, const BertConfig& c, int64_t B, int64_t S
           b.SetInts("perm", std::move(perm));
           return t;
         };
-        std::string q_lin = Linear(b, "query", x, xd, H);
-        std::string k_t = to_heads(Linear(b, "key", x, xd, H), {0, 2, 3, 1});  // [B,h,d,S]
-        std::string v = to_heads(Linear(b, "value", x, xd, H), {0, 2, 1, 3});
+        std::string q_lin = Linear(b, D ? "q_lin" : "query", x, xd, H);
+        std::string k_t = to_heads(Linear(b, D ? "k_lin" : "key", x, xd, H), {0, 2, 3, 1});  // [B,h,d,S]
+        std::string v = to_heads(Linear(b, D ? "v_lin" : "value", x, xd, H), {0, 2, 1, 3});
         std::string q = to_heads(q_lin, {0, 2, 1, 3});
         const Dims sd = {B, h, S, S};
         std::string s = b.Op1("MatMul", {q, k_t}, sd);
@@ -88,38 +96,60 @@ std::string BertLayer(GraphBuilder& b, const BertConfig& c, int64_t B, int64_t S
         ctx = b.Op1("Reshape", {ctx, b.IntConst(xd)}, xd);
       }
     }
-    ScopeGuard o(b, "output");
-    std::string y = Linear(b, "dense", ctx, xd, H);
-    y = Dropout(b, "dropout", y, xd, kDropP);
-    y = b.Op1(b.torch() ? "add" : "Add", {y, x}, xd);
-    attn = LayerNorm(b, "LayerNorm", y, xd, kLnEps);
+    if (D) {  // out_lin in the attention module; the residual and its norm in the block's
+      out_lin = Linear(b, "out_lin", ctx, xd, H);
+    } else {
+      ScopeGuard o(b, "output");
+      std::string y = Linear(b, "dense", ctx, xd, H);
+      y = Dropout(b, "dropout", y, xd, kDropP);
+      y = b.Op1(b.torch() ? "add" : "Add", {y, x}, xd);
+      attn = LayerNorm(b, "LayerNorm", y, xd, kLnEps);
+    }
+  }
+  if (D) {
+    std::string y = b.Op1(b.torch() ? "add" : "Add", {out_lin, x}, xd);
+    attn = LayerNorm(b, "sa_layer_norm", y, xd, kLnEps);
   }
   const Dims fd = {B, S, c.ffn};
-  std::string inter;
+  std::string y;
   {
-    ScopeGuard i(b, "intermediate");
-    inter = Linear(b, "dense", attn, xd, c.ffn);
-    inter = Gelu(b, "intermediate_act_fn", inter, fd);
+    std::optional<ScopeGuard> ffn;
+    if (D) ffn.emplace(b, "ffn");
+    std::string inter;
+    {
+      std::optional<ScopeGuard> i;
+      if (!D) i.emplace(b, "intermediate");
+      inter = Linear(b, D ? "lin1" : "dense", attn, xd, c.ffn);
+      inter = Gelu(b, D ? "activation" : "intermediate_act_fn", inter, fd);
+    }
+    std::optional<ScopeGuard> o;
+    if (!D) o.emplace(b, "output");
+    y = Linear(b, D ? "lin2" : "dense", inter, fd, H);
+    y = Dropout(b, "dropout", y, xd, kDropP);
+    if (!D) {
+      y = b.Op1(b.torch() ? "add" : "Add", {y, attn}, xd);
+      return LayerNorm(b, "LayerNorm", y, xd, kLnEps);
+    }
   }
-  ScopeGuard o(b, "output");
-  std::string y = Linear(b, "dense", inter, fd, H);
-  y = Dropout(b, "dropout", y, xd, kDropP);
   y = b.Op1(b.torch() ? "add" : "Add", {y, attn}, xd);
-  return LayerNorm(b, "LayerNorm", y, xd, kLnEps);
+  return LayerNorm(b, "output_layer_norm", y, xd, kLnEps);
 }
 
 }  // namespace
 
-Status BuildBert(const ArchParams& p, Graph* g) {
+namespace {
+
+Status BuildBertFamily(const ArchParams& p, Graph* g, bool distil) {
   BertConfig c{};
+  c.distil = distil;
   Status s;
-  if (!(s = GetInt(p, "layers", 12, 1024, &c.layers)).ok()) return s;
+  if (!(s = GetInt(p, "layers", distil ? 6 : 12, 1024, &c.layers)).ok()) return s;
   if (!(s = GetInt(p, "hidden", 768, 1 << 16, &c.hidden)).ok()) return s;
   if (!(s = GetInt(p, "heads", std::max<int64_t>(1, c.hidden / 64), 1 << 12, &c.heads)).ok()) return s;
   if (!(s = GetInt(p, "ffn", 4 * c.hidden, 1 << 20, &c.ffn)).ok()) return s;
   if (!(s = GetInt(p, "vocab", 30522, 1 << 24, &c.vocab)).ok()) return s;
   if (!(s = GetInt(p, "max_pos", 512, 1 << 20, &c.max_pos)).ok()) return s;
-  if (!(s = GetInt(p, "type_vocab", 2, 1 << 16, &c.type_vocab)).ok()) return s;
+  if (!distil && !(s = GetInt(p, "type_vocab", 2, 1 << 16, &c.type_vocab)).ok()) return s;
   if (!(s = CheckDivisible("hidden", c.hidden, "heads", c.heads)).ok()) return s;
   const int64_t B = p.batch, S = p.seq, H = c.hidden;
   if (S > c.max_pos) {
@@ -134,7 +164,7 @@ Status BuildBert(const ArchParams& p, Graph* g) {
 
   const std::string& ids = b.Input("input_ids", DType::kInt64, {B, S});
   const std::string& mask_in = b.Input("attention_mask", DType::kInt64, {B, S});
-  const std::string& types = b.Input("token_type_ids", DType::kInt64, {B, S});
+  const std::string types = distil ? "" : b.Input("token_type_ids", DType::kInt64, {B, S});
   const Dims md = {B, 1, 1, S};
   const Dims xd = {B, S, H};
 
@@ -170,8 +200,10 @@ Status BuildBert(const ArchParams& p, Graph* g) {
     };
     const char* add = torch ? "add" : "Add";
     x = embed("word_embeddings", c.vocab, ids, xd);
-    std::string t = embed("token_type_embeddings", c.type_vocab, types, xd);
-    x = b.Op1(add, {x, t}, xd);
+    if (!distil) {
+      std::string t = embed("token_type_embeddings", c.type_vocab, types, xd);
+      x = b.Op1(add, {x, t}, xd);
+    }
     std::string pe = embed("position_embeddings", c.max_pos, pos_ids, {1, S, H});
     x = b.Op1(add, {x, pe}, xd);
     x = LayerNorm(b, "LayerNorm", x, xd, kLnEps);
@@ -179,7 +211,7 @@ Status BuildBert(const ArchParams& p, Graph* g) {
   }
   if (torch) mask = HfSdpaMask(b, mask_in, B, S, S, /*causal=*/false);
   {
-    ScopeGuard e(b, "encoder");
+    ScopeGuard e(b, distil ? "transformer" : "encoder");
     for (int64_t i = 0; i < c.layers; ++i) {
       ScopeGuard l(b, "layer." + std::to_string(i));
       x = BertLayer(b, c, B, S, x, mask);
@@ -187,6 +219,7 @@ Status BuildBert(const ArchParams& p, Graph* g) {
   }
   x = b.NameLastOutput("last_hidden_state");
   b.Output(x);
+  if (distil) return b.status();
   {
     ScopeGuard pool(b, "pooler");
     std::string first;
@@ -206,6 +239,11 @@ Status BuildBert(const ArchParams& p, Graph* g) {
   }
   return b.status();
 }
+
+}  // namespace
+
+Status BuildBert(const ArchParams& p, Graph* g) { return BuildBertFamily(p, g, /*distil=*/false); }
+Status BuildDistilbert(const ArchParams& p, Graph* g) { return BuildBertFamily(p, g, /*distil=*/true); }
 
 }  // namespace arch
 }  // namespace ftax

@@ -259,6 +259,7 @@ Status CheckDivisible(const char* key, int64_t value, const char* by_key, int64_
 
 // The generators; each fills `g` (already named and with source set).
 Status BuildBert(const ArchParams& p, Graph* g);
+Status BuildDistilbert(const ArchParams& p, Graph* g);
 Status BuildGpt(const ArchParams& p, Graph* g);
 Status BuildResnet(const ArchParams& p, Graph* g);
 Status BuildMobilenet(const ArchParams& p, Graph* g);

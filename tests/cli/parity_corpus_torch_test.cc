@@ -139,7 +139,6 @@ const std::map<std::string, Gap>& Gaps() {
       {"densenet169/onnx", {kFoldedBatchNorm | kDroppedZeroBias, 0.15, 0.20, 0.20, 0.20}},
       {"densenet201/dynamo.onnx", {kFoldedBatchNorm, 0.20, 0.30, 0.25, 0.25}},
       {"densenet201/onnx", {kFoldedBatchNorm | kDroppedZeroBias, 0.15, 0.20, 0.20, 0.20}},
-      {"distilbert/arch", {kNone, 0.05, 0.05, 0.10, 0.05}},
       {"distilbert/dynamo.onnx", {kShapeDispatch, 0.05, 0.10, 0.15, 0.15}},
       {"distilbert/onnx", {kShapeDispatch, 0.05, 0.10, 0.10, 0.10}},
       {"efficientnet_b0/dynamo.onnx", {kFoldedBatchNorm | kDroppedZeroBias | kInPlaceOps, 0.45, 0.55, 0.20, 0.45}},

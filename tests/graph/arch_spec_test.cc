@@ -746,3 +746,33 @@ TEST(ArchSpecTest, HelpListsEveryFamilyAndKey) {
 
 }  // namespace
 }  // namespace ftax
+
+namespace ftax {
+namespace {
+
+// DistilBERT is BERT's layers without token-type embeddings (an embedding and an add), without
+// the pooler (slice, select, linear, tanh) and without the dropout after each layer's
+// attention output: 2 + 4 + 6 ops fewer than `bert:layers=6` in the torch flavor, with the same
+// MACs less the pooler's, under DistilBertModel's module names.
+TEST(ArchSpecTest, DistilbertIsBertLessTokenTypesPoolerAndOneDropoutPerLayer) {
+  for (ArchFlavor f : {ArchFlavor::kTorch, ArchFlavor::kOnnx}) {
+    Expected<Graph> bert = BuildArchGraph("bert:layers=6", {{"batch", 1}, {"seq", 128}}, f);
+    Expected<Graph> distil = BuildArchGraph("distilbert", {{"batch", 1}, {"seq", 128}}, f);
+    ASSERT_TRUE(bert.ok() && distil.ok());
+    if (f == ArchFlavor::kTorch) EXPECT_EQ(bert->ops.size() - distil->ops.size(), 12u);
+    int q_lin = 0, encoder = 0, ffn_lin1 = 0;
+    for (const Op& op : distil->ops) {
+      q_lin += op.scope.find("/transformer/layer.0/attention/q_lin") == 0;
+      ffn_lin1 += op.scope.find("/transformer/layer.5/ffn/lin1") == 0;
+      encoder += op.scope.find("/encoder") == 0 || op.scope.find("pooler") != std::string::npos;
+    }
+    const int per_linear = f == ArchFlavor::kTorch ? 1 : 2;  // aten::linear, or MatMul and Add
+    EXPECT_EQ(q_lin, per_linear);
+    EXPECT_EQ(ffn_lin1, per_linear);
+    EXPECT_EQ(encoder, 0);
+  }
+  EXPECT_FALSE(BuildArchGraph("distilbert:type_vocab=2", {{"batch", 1}, {"seq", 128}}, ArchFlavor::kTorch).ok());
+}
+
+}  // namespace
+}  // namespace ftax
