@@ -169,9 +169,10 @@ def static_batch(r):
                for w in r.get("warnings", []))
 
 
-def reasons(ref, r, eager_dev, fewer_kernels=False, more_kernels=False):
+def reasons(ref, r, dispatch_dev, fewer_kernels=False, more_kernels=False):
     """The test's Reason flags that the two forms' op counts support (a starting point to
-    review: an unexplained gap gets kNone). fewer_kernels: the form has fewer kernels than the
+    review: an unexplained gap gets kNone). dispatch_dev: the form's largest latency gap under
+    the frameworks that price each dispatch (Python eager, TorchScript). fewer_kernels: the form has fewer kernels than the
     .pt under CUDA graphs at some batch (what unfused in-place ops of the trace give);
     more_kernels: more, by over the 5% tolerance (what attention written out around a fused
     call of the trace gives; a kernel or two more is another op's)."""
@@ -197,7 +198,9 @@ def reasons(ref, r, eager_dev, fewer_kernels=False, more_kernels=False):
         out.append("kInPlaceOps")
     if pt.get("aten::addmm", 0) and f.get("Gemm", 0):
         out.append("kAddmmAsGemm")
-    if eager_dev > TOL and f.get("Shape", 0):
+    if dispatch_dev > TOL and (f.get("Shape", 0) or
+                               pt.get("aten::dropout", 0) + pt.get("aten::contiguous", 0) >
+                               f.get("Dropout", 0) + f.get("Identity", 0)):
         out.append("kShapeDispatch")
     # torch.roll, which ONNX lacks, written as Slice and Concat.
     if pt.get("aten::roll", 0) and not f.get("Roll", 0) and f.get("Concat", 0):
@@ -235,7 +238,7 @@ def gap_rows(results):
                         more |= p["kernels"] > p0["kernels"] * (1 + TOL)
             if max(list(dev.values()) + [kdev]) <= TOL:
                 continue
-            why = reasons(ref, r, dev["pytorch-eager"], fewer, more)
+            why = reasons(ref, r, max(dev["pytorch-eager"], dev["torchscript"]), fewer, more)
             if not why:
                 unexplained.append("%s/%s" % (name, form))
             rows.append('{"%s/%s", {%s, %.2f, %.2f, %.2f, %.2f}},' % (

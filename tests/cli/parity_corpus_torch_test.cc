@@ -85,7 +85,8 @@ enum Reason : unsigned {
   // Predictor: what the trace's Python runs that the ONNX file no longer says, priced under
   // the eager frameworks: the exporters add view ops on shape values (Unsqueeze, Slice,
   // Concat, Reshape: Python integer math in the trace) that each count a dispatch, and drop
-  // no-op calls the trace dispatches (dropout). A dynamo export names no module scopes, so its
+  // no-op calls the trace dispatches (dropout, contiguous: ALBERT-base's dynamo export has 60
+  // dispatches fewer than its trace, 258 against 318, 6.7% less under TorchScript). A dynamo export names no module scopes, so its
   // module calls are counted from the parameters' names, which miss modules without
   // parameters (dropout, activations: BERT-base 154 against the trace's 215).
   kShapeDispatch = 1u << 6,
@@ -109,7 +110,7 @@ struct Gap {
 const std::map<std::string, Gap>& Gaps() {
   static const std::map<std::string, Gap> gaps = {
       // BEGIN GAPS
-      {"albert-base/dynamo.onnx", {kNone, 0.05, 0.05, 0.10, 0.10}},
+      {"albert-base/dynamo.onnx", {kShapeDispatch, 0.05, 0.05, 0.10, 0.10}},
       {"alexnet/dynamo.onnx", {kDroppedZeroBias, 0.10, 0.15, 0.15, 0.15}},
       {"bart-base-encoder/dynamo.onnx", {kShapeDispatch, 0.05, 0.10, 0.15, 0.15}},
       {"bert-base/dynamo.onnx", {kShapeDispatch, 0.05, 0.05, 0.15, 0.10}},
@@ -506,6 +507,9 @@ TEST_P(ParityCorpus, EveryFormGivesOneAnswer) {
       EXPECT_EQ(Count(r, "Roll"), 0);
       EXPECT_GT(Count(r, "Concat"), 0);
     }
+    if (g.reasons & kShapeDispatch)  // shape values made ops, or no-op calls dropped
+      EXPECT_TRUE(Count(r, "Shape") > 0 || Count(ref, "aten::dropout") + Count(ref, "aten::contiguous") >
+                                               Count(r, "Dropout") + Count(r, "Identity"));
     if (g.reasons & kAddmmAsGemm) {
       EXPECT_GT(Count(ref, "aten::addmm"), 0);
       EXPECT_GT(Count(r, "Gemm"), 0);
