@@ -16,6 +16,7 @@
 #include "cli/sweep_args.h"
 #include "common/file_io.h"
 #include "graph/dim_binding.h"
+#include "predictor/cpu_speed.h"
 #include "predictor/host_profile.h"
 
 namespace ftax::cli {
@@ -50,6 +51,7 @@ struct WhatIf {
   std::optional<Framework> framework;
   std::optional<DType> precision;
   std::optional<int64_t> batch;
+  std::optional<double> cpu;  // every CPU-side cost times this, after the other keys
 };
 
 Expected<PredictionReport> RunSweep(const Sweep& s) {
@@ -195,6 +197,18 @@ Status ApplyWhatIf(const std::string& text, Sweep* v, WhatIf* w) {
       if (!p.ok()) return p.status().WithContext("--whatif profile");
       v->profile = p.value();
       v->profile_name = value;
+    } else if (key == "cpu") {
+      double factor = 0;
+      try {
+        size_t used = 0;
+        factor = std::stod(value, &used);
+        if (used != value.size()) throw std::invalid_argument(value);
+      } catch (...) {
+        return InvalidInput("--whatif cpu: '" + value + "' is not a number");
+      }
+      if (!(factor > 0) || !std::isfinite(factor) || factor > 100)
+        return InvalidInput("--whatif cpu: must be above 0 and at most 100, got '" + value + "'");
+      w->cpu = factor;
     } else if (key == "batch") {
       auto b = ParseBatchList(value);
       if (!b.ok()) return b.status().WithContext("--whatif");
@@ -203,10 +217,11 @@ Status ApplyWhatIf(const std::string& text, Sweep* v, WhatIf* w) {
       v->request.batches = {b.value()[0]};
     } else {
       return InvalidInput("--whatif: unknown key '" + key +
-                          "' (width, depth, seq, framework, precision, profile, batch)");
+                          "' (width, depth, seq, framework, precision, profile, batch, cpu)");
     }
     w->changed.emplace_back(key, value);
   }
+  if (w->cpu) v->profile = AtCpuSpeedForAll(v->profile, *w->cpu);  // of the what-if's profile
   return Status::Ok();
 }
 
@@ -449,6 +464,7 @@ void SetupPredictCommand(CLI::App& app) {
       "  ftax predict tests/data/onnx/resnet50.onnx --profile h200 --framework cuda-graph --batch 1:256\n"
       "  ftax predict --arch bert --dim seq=128 --profile h100 --whatif width=2,framework=cuda-graph\n"
       "  ftax predict --arch bert --dim seq=128 --profile h100 --whatif seq=512\n"
+      "  ftax predict --arch bert --dim seq=128 --profile h100 --whatif cpu=1.5   # the host's CPU slowed\n"
       "  ftax predict --specs data/examples/bert-specs.txt --dim seq=128 --profile h100 --format csv\n"
       "  generate_specs | ftax predict --specs - --dim seq=128 --profile h100 --batch 1 --format json");
   AddModelSourceOptions(cmd, &o->model, true);
@@ -472,7 +488,8 @@ void SetupPredictCommand(CLI::App& app) {
   cmd->add_option("--whatif", o->whatif,
                   "compare with a changed setup, KEY=VALUE comma list: width=F, depth=F (arch specs), "
                   "seq=N (the sequence dim of an arch spec or a model's symbolic dim 'seq'), "
-                  "framework=F, precision=P, profile=NAME|FILE, batch=N");
+                  "framework=F, precision=P, profile=NAME|FILE, batch=N, cpu=F (every CPU-side cost "
+                  "F times: 1.5 is a shared host's CPU in its slow state, 0.8 a faster CPU)");
   cmd->add_option("--samples", o->samples, "Monte Carlo samples for the interval (0: none)")
       ->capture_default_str();
   cmd->add_flag("--strict", o->strict,

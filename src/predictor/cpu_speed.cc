@@ -8,18 +8,24 @@ void Scale(Param* p, double f) {
   if (!std::isnan(p->std_error)) p->std_error *= f;
 }
 
+// The host-side costs of one framework (a replayed graph's launch work included; the GPU's
+// gap between graph nodes is not the CPU's).
+void ScaleFramework(FrameworkParams* f, double factor) {
+  Scale(&f->call_us, factor);
+  for (Param& d : f->dispatch_us) Scale(&d, factor);
+  Scale(&f->module_us, factor);
+  Scale(&f->replay_per_node_us, factor);
+  for (auto& [key, v] : f->op_us) Scale(&v, factor);
+  for (auto& [key, v] : f->op_launch_us) Scale(&v, factor);
+}
+
 }  // namespace
 
 HostProfile AtCpuSpeed(const HostProfile& profile, Framework framework, double factor) {
   HostProfile p = profile;
   auto it = p.frameworks.find(FrameworkName(CostFramework(framework)));
   if (it == p.frameworks.end() || !(factor > 0) || factor == 1) return p;
-  FrameworkParams& f = it->second;
-  Scale(&f.call_us, factor);
-  for (Param& d : f.dispatch_us) Scale(&d, factor);
-  Scale(&f.module_us, factor);
-  for (auto& [key, v] : f.op_us) Scale(&v, factor);
-  for (auto& [key, v] : f.op_launch_us) Scale(&v, factor);
+  ScaleFramework(&it->second, factor);
   Scale(&p.gpu.launch_us, factor);
   // Without a timed launch the pipeline prices a kernel launch from LibTorch's chains (kernel
   // less view dispatch): those move with the CPU too.
@@ -28,6 +34,15 @@ HostProfile AtCpuSpeed(const HostProfile& profile, Framework framework, double f
     if (lt != p.frameworks.end())
       for (DispatchClass c : {DispatchClass::kKernel, DispatchClass::kView}) Scale(&lt->second.dispatch_us[int(c)], factor);
   }
+  if (p.cpu_gauge_us > 0) p.cpu_gauge_us *= factor;
+  return p;
+}
+
+HostProfile AtCpuSpeedForAll(const HostProfile& profile, double factor) {
+  HostProfile p = profile;
+  if (!(factor > 0) || factor == 1) return p;
+  for (auto& [name, f] : p.frameworks) ScaleFramework(&f, factor);
+  Scale(&p.gpu.launch_us, factor);
   if (p.cpu_gauge_us > 0) p.cpu_gauge_us *= factor;
   return p;
 }

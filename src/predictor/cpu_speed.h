@@ -16,5 +16,8 @@
 namespace ftax {
 
 HostProfile AtCpuSpeed(const HostProfile& profile, Framework framework, double factor);
+// Every framework's CPU-side costs and the launch cost, once: the whole host's CPU `factor`
+// times slower (`ftax predict --whatif cpu=F`).
+HostProfile AtCpuSpeedForAll(const HostProfile& profile, double factor);
 
 }  // namespace ftax

@@ -111,3 +111,30 @@ TEST(WhatIfCliTest, CsvHasBothSidesAndTheLabel) {
 }
 
 }  // namespace
+
+namespace {
+
+// cpu=F: every CPU-side cost F times. A framework-bound Python eager point's CPU time grows
+// by F; a compute-bound CUDA graph barely moves; a factor that is no speed is bad input.
+TEST(WhatIfCliTest, CpuScalesTheHostSideOfEveryFramework) {
+  CliRun r = RunFtax("predict --arch bert:layers=4 --dim seq=128 --profile h200 --framework pytorch-eager,cuda-graph "
+                     "--precision fp16 --batch 1 --samples 0 --whatif cpu=1.5 --format json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["pairs"].size(), 2u);
+  for (const auto& pair : j["pairs"]) {
+    const auto& b = pair["base"];
+    const auto& w = pair["whatif"];
+    EXPECT_EQ(w["changed"], nlohmann::json({{"cpu", "1.5"}}));
+    EXPECT_DOUBLE_EQ(w["compute_ms"].get<double>(), b["compute_ms"].get<double>());
+    if (b["framework"] == "pytorch-eager")
+      EXPECT_NEAR(w["framework_ms"].get<double>(), 1.5 * b["framework_ms"].get<double>(),
+                  1e-6 * b["framework_ms"].get<double>());
+    else
+      EXPECT_LT(w["latency_ms"].get<double>(), 1.1 * b["latency_ms"].get<double>());
+  }
+  for (const char* bad : {"cpu=0", "cpu=-1", "cpu=fast", "cpu=1000"})
+    EXPECT_EQ(RunFtax(std::string("predict --arch bert --profile h200 --batch 1 --whatif ") + bad).rc, 2) << bad;
+}
+
+}  // namespace
