@@ -7,7 +7,6 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <set>
 
 #include "calibrate/framework_refit.h"
 #include "calibrate/traced_run.h"
@@ -166,9 +165,10 @@ std::string OverheadNote(double factor) {
          " (--profiler-overhead-factor, as given).";
 }
 
-}  // namespace
+// Each step returns 0 to go on, or the exit code of the error it reported.
 
-int RunCalibrateFromTrace(const FromTraceOptions& o) {
+// The options, then the traces they name (manifests first), each checked before any is read.
+int LoadRuns(const FromTraceOptions& o, std::vector<TracedRun>* runs) {
   const char* cmd = "calibrate";
   if (o.profile.empty())
     return ReportError(cmd, InvalidInput("--from-trace needs --profile IN.json (the profile to refine)"));
@@ -182,7 +182,6 @@ int RunCalibrateFromTrace(const FromTraceOptions& o) {
   if (!default_fw)
     return ReportError(cmd, InvalidInput("--framework: unknown framework '" + o.framework + "'"));
 
-  std::vector<TracedRun> runs;
   std::vector<std::string> inputs = o.manifests;
   inputs.push_back(o.profile);
   for (const std::string& spec : o.traces) inputs.push_back(spec.substr(0, spec.find(';')));
@@ -191,7 +190,7 @@ int RunCalibrateFromTrace(const FromTraceOptions& o) {
   for (const std::string& m : o.manifests) {
     Expected<std::vector<TracedRun>> r = LoadTraceManifest(m, o.framework);
     if (!r.ok()) return ReportError(cmd, r.status());
-    runs.insert(runs.end(), r->begin(), r->end());
+    runs->insert(runs->end(), r->begin(), r->end());
   }
   for (const std::string& spec : o.traces) {
     Expected<TracedRun> r = ParseTraceSpec(spec, o.framework);
@@ -199,11 +198,11 @@ int RunCalibrateFromTrace(const FromTraceOptions& o) {
       return ReportError(cmd, r.status(),
                          "give each trace's metadata after ';', e.g. --from-trace "
                          "'b8.json;arch=bert:layers=12;batch=8;seq=128;precision=fp16'");
-    runs.push_back(r.value());
+    runs->push_back(r.value());
   }
-  if (runs.empty())
+  if (runs->empty())
     return ReportError(cmd, InvalidInput("no traces given (--from-trace or --trace-manifest)"));
-  for (const TracedRun& r : runs) {
+  for (const TracedRun& r : *runs) {
     if (SameFile(r.path, o.output))
       return ReportError(cmd, InvalidInput("-o '" + o.output + "' is also the trace '" + r.path + "'"));
     auto fw = ParseFramework(r.framework);
@@ -212,7 +211,88 @@ int RunCalibrateFromTrace(const FromTraceOptions& o) {
                                            ": only pytorch-eager and torchscript dispatch costs are "
                                            "refined from traces"));
   }
+  return 0;
+}
 
+// One line per framework named by the traces with fewer usable (framework-bound) traces than
+// --min-rows; empty when every framework has enough.
+std::vector<std::string> TooFewRows(const std::vector<TraceLine>& lines, int min_rows) {
+  std::map<std::string, int> usable, named;
+  for (const TraceLine& l : lines) {
+    ++named[l.run.framework];
+    usable[l.run.framework] += l.before.usable;
+  }
+  std::vector<std::string> failures;
+  for (const auto& [fw, n] : named)
+    if (usable[fw] < min_rows)
+      failures.push_back(fw + ": " + std::to_string(usable[fw]) + " usable (framework-bound) trace" +
+                         (usable[fw] == 1 ? "" : "s") + " of " + std::to_string(n) + ", --min-rows is " +
+                         std::to_string(min_rows));
+  return failures;
+}
+
+void PrintFromTraceReport(const FromTraceOptions& o, const std::vector<TraceLine>& lines, const RefitReport& rep,
+                          const std::vector<std::string>& failures, const std::vector<std::string>& notes) {
+  if (o.format == "json") {
+    json j = {{"profile", o.profile},
+              {"output", o.output},
+              {"written", failures.empty()},
+              {"profiler_overhead_factor", o.profiler_overhead_factor},
+              {"traces", TraceLinesJson(lines, o.profiler_overhead_factor)},
+              {"refinement", json::array()},
+              {"failures", failures},
+              {"notes", notes}};
+    for (const auto& e : rep.frameworks)
+      j["refinement"].push_back({{"framework", e.framework},
+                                 {"dispatch_scale", e.scale},
+                                 {"stderr", Num(e.scale_stderr)},
+                                 {"rows", e.rows}});
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  std::cout << "Framework time per trace, predicted with " << o.profile
+            << " (before) and the refined profile (after); measured = (traced step - kernel time)"
+            << (o.profiler_overhead_factor != 1.0 ? " / " + Fixed(o.profiler_overhead_factor, 3) : "")
+            << "\n";
+  PrintLines(lines, o.format, std::cout);
+  if (failures.empty())
+    for (const auto& e : rep.frameworks) std::cout << "\nrefined " << ScaleText(e) << "\n";
+  for (const std::string& n : notes) std::cout << "note: " << n << "\n";
+}
+
+// The refined profile, with what it was refined from, written where -o says.
+int WriteRefinedProfile(const FromTraceOptions& o, const std::vector<TracedRun>& runs,
+                        const std::vector<TraceLine>& lines, const RefitReport& rep,
+                        const std::vector<std::string>& notes, HostProfile* refined) {
+  const char* cmd = "calibrate";
+  json extra = {{"refinement_inputs", TraceLinesJson(lines, o.profiler_overhead_factor)},
+                {"refinement_options",
+                 {{"profiler_overhead_factor", o.profiler_overhead_factor}, {"min_rows", o.min_rows}}},
+                {"refinement_notes", notes},
+                {"refined_by",
+                 {{"tool", "ftax calibrate --from-trace"},
+                  {"ftax_version", "0.1.0"},
+                  {"ftax_commit", FtaxCommit()},
+                  {"ftax_tree_dirty", FtaxTreeDirty()}}}};
+  json sources = json::array();
+  for (const TracedRun& r : runs) sources.push_back(r.path);
+  RecordRefinement(rep, sources, extra, refined);
+  json pj = HostProfileToJson(*refined);
+  Expected<HostProfile> check = HostProfileFromJson(pj);
+  if (!check.ok())
+    return ReportError(cmd, Internal("refined profile does not validate: " + check.status().message()));
+  Status written = WriteFileAtomic(o.output, pj.dump(2) + "\n");
+  if (!written.ok()) return ReportError(cmd, written);
+  if (o.format != "json") std::cout << "\nwrote " << o.output << "\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunCalibrateFromTrace(const FromTraceOptions& o) {
+  const char* cmd = "calibrate";
+  std::vector<TracedRun> runs;
+  if (int rc = LoadRuns(o, &runs)) return rc;
   Expected<HostProfile> profile = LoadNamedProfile(o.profile);
   if (!profile.ok()) return ReportError(cmd, profile.status());
 
@@ -237,25 +317,11 @@ int RunCalibrateFromTrace(const FromTraceOptions& o) {
   RefitReport rep;
   Expected<HostProfile> refined = RefineFrameworkCosts(profile.value(), measured, ro, &rep);
   if (!refined.ok()) return ReportError(cmd, refined.status());
-  std::map<std::string, int> usable;
-  std::set<std::string> named;
   for (size_t i = 0; i < lines.size(); ++i) {
     lines[i].before = rep.rows[i];
-    named.insert(lines[i].run.framework);
-    if (rep.rows[i].usable)
-      ++usable[lines[i].run.framework];
-    else
-      notes.push_back("not used: " + lines[i].run.path + ": " + rep.rows[i].reason);
+    if (!rep.rows[i].usable) notes.push_back("not used: " + lines[i].run.path + ": " + rep.rows[i].reason);
   }
-  std::vector<std::string> failures;
-  for (const std::string& fw : named)
-    if (usable[fw] < o.min_rows)
-      failures.push_back(
-          fw + ": " + std::to_string(usable[fw]) + " usable (framework-bound) trace" +
-          (usable[fw] == 1 ? "" : "s") + " of " +
-          std::to_string(std::count_if(lines.begin(), lines.end(),
-                                       [&](const TraceLine& l) { return l.run.framework == fw; })) +
-          ", --min-rows is " + std::to_string(o.min_rows));
+  const std::vector<std::string> failures = TooFewRows(lines, o.min_rows);
   if (failures.empty()) {
     Expected<std::vector<FrameworkTimeRow>> after = CompareFrameworkTime(refined.value(), measured, ro);
     if (!after.ok()) return ReportError(cmd, after.status());
@@ -270,31 +336,7 @@ int RunCalibrateFromTrace(const FromTraceOptions& o) {
         "the earlier one, whose record moves to provenance.previous_refinements");
   notes.push_back(OverheadNote(o.profiler_overhead_factor));
 
-  if (o.format == "json") {
-    json j = {{"profile", o.profile},
-              {"output", o.output},
-              {"written", failures.empty()},
-              {"profiler_overhead_factor", o.profiler_overhead_factor},
-              {"traces", TraceLinesJson(lines, o.profiler_overhead_factor)},
-              {"refinement", json::array()},
-              {"failures", failures},
-              {"notes", notes}};
-    for (const auto& e : rep.frameworks)
-      j["refinement"].push_back({{"framework", e.framework},
-                                 {"dispatch_scale", e.scale},
-                                 {"stderr", Num(e.scale_stderr)},
-                                 {"rows", e.rows}});
-    std::cout << j.dump(2) << "\n";
-  } else {
-    std::cout << "Framework time per trace, predicted with " << o.profile
-              << " (before) and the refined profile (after); measured = (traced step - kernel time)"
-              << (o.profiler_overhead_factor != 1.0 ? " / " + Fixed(o.profiler_overhead_factor, 3) : "")
-              << "\n";
-    PrintLines(lines, o.format, std::cout);
-    if (failures.empty())
-      for (const auto& e : rep.frameworks) std::cout << "\nrefined " << ScaleText(e) << "\n";
-    for (const std::string& n : notes) std::cout << "note: " << n << "\n";
-  }
+  PrintFromTraceReport(o, lines, rep, failures, notes);
   if (!failures.empty()) {
     std::string msg = "refusing to write '" + o.output + "': ";
     for (size_t i = 0; i < failures.size(); ++i) msg += (i ? "; " : "") + failures[i];
@@ -303,27 +345,7 @@ int RunCalibrateFromTrace(const FromTraceOptions& o) {
                 "standard error needs at least 2)");
     return kExitFailure;
   }
-
-  json extra = {{"refinement_inputs", TraceLinesJson(lines, o.profiler_overhead_factor)},
-                {"refinement_options",
-                 {{"profiler_overhead_factor", o.profiler_overhead_factor}, {"min_rows", o.min_rows}}},
-                {"refinement_notes", notes},
-                {"refined_by",
-                 {{"tool", "ftax calibrate --from-trace"},
-                  {"ftax_version", "0.1.0"},
-                  {"ftax_commit", FtaxCommit()},
-                  {"ftax_tree_dirty", FtaxTreeDirty()}}}};
-  json sources = json::array();
-  for (const TracedRun& r : runs) sources.push_back(r.path);
-  RecordRefinement(rep, sources, extra, &refined.value());
-  json pj = HostProfileToJson(refined.value());
-  Expected<HostProfile> check = HostProfileFromJson(pj);
-  if (!check.ok())
-    return ReportError(cmd, Internal("refined profile does not validate: " + check.status().message()));
-  Status written = WriteFileAtomic(o.output, pj.dump(2) + "\n");
-  if (!written.ok()) return ReportError(cmd, written);
-  if (o.format != "json") std::cout << "\nwrote " << o.output << "\n";
-  return kExitOk;
+  return WriteRefinedProfile(o, runs, lines, rep, notes, &refined.value());
 }
 
 }  // namespace ftax::cli
