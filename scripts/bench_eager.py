@@ -364,6 +364,25 @@ def kernels_per_range(ranges, kernels):
     return out
 
 
+def issue_and_call(torch, run, reps, warmup):
+    """Times `run` reps times after `warmup` calls: the host time until it returned (issue_us:
+    the CPU's cost) and until the GPU was done (call_us), in microseconds, and the CPU gauge
+    (cpu_gauge.py) read just before and just after, averaged."""
+    for _ in range(warmup):
+        run()
+    torch.cuda.synchronize()
+    issue, call = [], []
+    gauge0 = cpu_gauge.gauge_us(torch)
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        run()
+        t1 = time.perf_counter()
+        torch.cuda.synchronize()
+        issue.append((t1 - t0) * 1e6)
+        call.append((time.perf_counter() - t0) * 1e6)
+    return issue, call, (gauge0 + cpu_gauge.gauge_us(torch)) / 2
+
+
 def op_rows(torch, dev, fw, mode, quick, reps):
     """Chains of n layers of one op (op_layers), each timed by the host clock until the chain
     returns (issue_us: the CPU's cost, whatever the GPU does) and until the GPU is done
@@ -399,20 +418,7 @@ def op_rows(torch, dev, fw, mode, quick, reps):
                             for f in fwds:
                                 x = f(x)
                             return x
-                    for _ in range(5):
-                        run()
-                    torch.cuda.synchronize()
-                    issue, call = [], []
-                    gauge0 = cpu_gauge.gauge_us(torch)
-                    for _ in range(reps):
-                        t0 = time.perf_counter()
-                        run()
-                        t1 = time.perf_counter()
-                        torch.cuda.synchronize()
-                        t2 = time.perf_counter()
-                        issue.append((t1 - t0) * 1e6)
-                        call.append((t2 - t0) * 1e6)
-                    gauge = (gauge0 + cpu_gauge.gauge_us(torch)) / 2
+                    issue, call, gauge = issue_and_call(torch, run, reps, warmup=5)
             except Exception as e:  # one op that fails costs only its rows
                 print(f"bench_eager.py: {fw} op {key} x{n} failed: {repr(e)[:300]}", file=sys.stderr)
                 continue
@@ -482,19 +488,7 @@ def mix_row(torch, fw, mode, ctx, layers, rows, reps, copies=3, seed=7):
             def run():
                 for _, f, x in calls:
                     f(x)
-            for _ in range(3):
-                run()
-            torch.cuda.synchronize()
-            issue, call = [], []
-            gauge0 = cpu_gauge.gauge_us(torch)
-            for _ in range(reps):
-                t0 = time.perf_counter()
-                run()
-                t1 = time.perf_counter()
-                torch.cuda.synchronize()
-                issue.append((t1 - t0) * 1e6)
-                call.append((time.perf_counter() - t0) * 1e6)
-            gauge = (gauge0 + cpu_gauge.gauge_us(torch)) / 2
+            issue, call, gauge = issue_and_call(torch, run, reps, warmup=3)
     except Exception as e:  # the mix is one row; its failure costs only that row
         print(f"bench_eager.py: {fw}: op mix failed: {repr(e)[:300]}", file=sys.stderr)
         return None

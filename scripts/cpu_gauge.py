@@ -1,6 +1,6 @@
 """How fast the host's CPU runs right now, for the Python side of bench and validation.
 
-On shared GPU hosts the CPU's speed changes over time, by up to 1.8x within a minute, whatever
+On shared GPU hosts the CPU's speed changes over time, by about 1.5-1.8x within a minute, whatever
 core a process runs on (validation/scripts/eager_timing_conditions.py shows it): every
 CPU-bound cost (Python eager's per-op dispatch, a model's whole eager latency) moves with it.
 The gauge is work that never touches the GPU and runs through the same code every op does:

@@ -1,5 +1,5 @@
 // Bench rows brought to one CPU speed. On shared GPU hosts the CPU's speed changes over time,
-// by up to 1.8x within a minute and on every core alike, and every CPU-bound cost moves with
+// by about 1.5-1.8x within a minute and on every core alike, and every CPU-bound cost moves with
 // it; the Python bench (scripts/bench_eager.py) reads a CPU gauge (scripts/cpu_gauge.py)
 // around each chain it times, so a row timed while the host ran slow can be told from a slow
 // op. NormalizeToCpuGauge takes the host's fast state as the reference (the 10th percentile

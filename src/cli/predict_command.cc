@@ -150,6 +150,17 @@ Status RebindSeq(const std::string& value, Sweep* v) {
   return Status::Ok();
 }
 
+// A what-if knob's value as a number: the whole of it, or an error naming the knob.
+Expected<double> WhatIfNumber(const std::string& key, const std::string& value) {
+  try {
+    size_t used = 0;
+    const double x = std::stod(value, &used);
+    if (used == value.size()) return x;
+  } catch (...) {
+  }
+  return InvalidInput("--whatif " + key + ": '" + value + "' is not a number");
+}
+
 Status ApplyWhatIf(const std::string& text, Sweep* v, WhatIf* w) {
   std::stringstream ss(text);
   std::string part;
@@ -162,14 +173,9 @@ Status ApplyWhatIf(const std::string& text, Sweep* v, WhatIf* w) {
     if (key == "width" || key == "depth") {
       if (v->source.arch.empty())
         return Unsupported("--whatif " + key + " needs --arch (a model file cannot be re-shaped)");
-      double factor = 0;
-      try {
-        size_t used = 0;
-        factor = std::stod(value, &used);
-        if (used != value.size()) throw std::invalid_argument(value);
-      } catch (...) {
-        return InvalidInput("--whatif " + key + ": '" + value + "' is not a number");
-      }
+      Expected<double> parsed = WhatIfNumber(key, value);
+      if (!parsed.ok()) return parsed.status();
+      const double factor = parsed.value();
       if (!(factor > 0) || !std::isfinite(factor)) return InvalidInput("--whatif " + key + ": must be > 0");
       Expected<std::string> spec = ScaleArchSpec(v->source.arch, key, factor);
       if (!spec.ok()) return spec.status();
@@ -198,14 +204,9 @@ Status ApplyWhatIf(const std::string& text, Sweep* v, WhatIf* w) {
       v->profile = p.value();
       v->profile_name = value;
     } else if (key == "cpu") {
-      double factor = 0;
-      try {
-        size_t used = 0;
-        factor = std::stod(value, &used);
-        if (used != value.size()) throw std::invalid_argument(value);
-      } catch (...) {
-        return InvalidInput("--whatif cpu: '" + value + "' is not a number");
-      }
+      Expected<double> parsed = WhatIfNumber(key, value);
+      if (!parsed.ok()) return parsed.status();
+      const double factor = parsed.value();
       if (!(factor > 0) || !std::isfinite(factor) || factor > 100)
         return InvalidInput("--whatif cpu: must be above 0 and at most 100, got '" + value + "'");
       w->cpu = factor;

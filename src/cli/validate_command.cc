@@ -484,7 +484,7 @@ void SetupValidateCommand(CLI::App& app) {
                   "profile: predict every row at the CPU speed the profile was priced at (the host's "
                   "fast state), as ftax predict does; row: each Python eager row at the speed it was "
                   "measured at (the CPU gauge it carries over the profile's, all CPU-side costs scaled "
-                  "by it; shared hosts' CPUs slow by up to 1.8x for seconds to minutes)")
+                  "by it; shared hosts' CPUs slow by about 1.5-1.8x for seconds to minutes)")
       ->check(CLI::IsMember({"row", "profile"}))
       ->capture_default_str();
   cmd->add_option("--refine", o->refine,

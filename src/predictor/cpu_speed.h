@@ -1,6 +1,6 @@
 // A profile at another CPU speed. A profile prices Python eager at the CPU speed its bench
 // was brought to (HostProfile::cpu_gauge_us, the host's fast state); a host that runs slower
-// at the moment (a gauge reading above it: shared hosts' CPUs slow by up to 1.8x for seconds
+// at the moment (a gauge reading above it: shared hosts' CPUs slow by about 1.5-1.8x for seconds
 // to minutes) pays every CPU-side cost of the framework in proportion. AtCpuSpeed returns the
 // profile with the framework's CPU-side parameters (call, per-op and per-class dispatch,
 // module calls, launches, and LibTorch's kernel and view dispatch where the profile prices
