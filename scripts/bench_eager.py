@@ -24,7 +24,9 @@ layer norm, a view, ...; op_layers lists them) are timed per framework, Python e
 mode and TorchScript, so that `ftax calibrate` can price each op type's dispatch on its own
 (rows with an "op" key and issue_us, the host time until the chain returns; TorchScript's
 rows are recorded, not fitted, and TorchScript runs no chains of the element-wise ops its
-fuser joins, TS_FUSED_OPS). The longest chain of every op gets its kernel records from one
+fuser joins, TS_FUSED_OPS). Each framework's per-op section ends with its op mix, layers of
+every op called once each in a shuffled order (mix_row; TorchScript's as one traced module,
+ts_mix_row), which `ftax calibrate` prices against the chains. The longest chain of every op gets its kernel records from one
 profiled pass per framework after all timing (starting and stopping the profiler costs seconds).
 Writes a partial measurement file (the "dispatch" rows of docs/calibration.md's format) to
 --out, rewritten after every section (a grad mode's chains, a framework's per-op chains, a
@@ -436,10 +438,9 @@ def op_rows(torch, dev, fw, mode, quick, reps):
                 longest.append((key, run, row))
         print(f"bench_eager.py: {fw}: op {k + 1} of {len(layers)} ({key}), "
               f"{time.perf_counter() - t_start:.0f} s", file=sys.stderr, flush=True)
-    if fw != "torchscript":
-        mix = mix_row(torch, fw, mode, ctx, layers, rows, reps)
-        if mix:
-            rows.append(mix)
+    mix = ts_mix_row(torch, dev, layers, reps) if fw == "torchscript" else mix_row(torch, fw, mode, ctx, layers, rows, reps)
+    if mix:
+        rows.append(mix)
     # Kernel records of the longest chains, one profiled pass for them all (under the mode).
     try:
         with ctx():
@@ -506,6 +507,78 @@ def mix_row(torch, fw, mode, ctx, layers, rows, reps, copies=3, seed=7):
             "chains_us": round(chains, 2), "call_us": spread(call), "issue_us": spread(issue),
             "cpu_gauge_us": round(gauge, 3), "kernels_per_call": None, "gpu_kernel_us": None,
             "gpu_span_us": None}
+
+
+def add_chain_slope(torch, dev, reps, ns=(1, 64)):
+    """What one op of the C++ bench's TorchScript kernel chain costs now (`x = x + 1.0`, n
+    times, scripted, the TensorExpr fuser off as those chains ran): the slope of issue_us
+    between the shortest and the longest chain, in microseconds, with the gauge read around it."""
+    fuser = getattr(torch._C, "_jit_texpr_fuser_enabled", lambda: False)()
+    torch._C._jit_set_texpr_fuser_enabled(False)
+    try:
+        x = torch.randn(8, 8, device=dev)
+        med, gauges = {}, []
+        for n in ns:
+            cu = torch.jit.CompilationUnit("def chain(x):\n" + "    x = x + 1.0\n" * n + "    return x\n")
+            issue, _, gauge = issue_and_call(torch, lambda cu=cu: cu.chain(x), reps, warmup=5)
+            med[n], gauges = statistics.median(issue), gauges + [gauge]
+        return (med[ns[-1]] - med[ns[0]]) / (ns[-1] - ns[0]), statistics.mean(gauges)
+    finally:
+        torch._C._jit_set_texpr_fuser_enabled(fuser)
+
+
+def ts_mix_row(torch, dev, layers, reps, copies=3, seed=7):
+    """TorchScript's op mix: `copies` layers of every op of op_layers in one fixed shuffled
+    order, each on its own input held as a buffer, traced into one module and run as traced
+    models run (no_grad, the TensorExpr fuser as the host has it), timed per pass until it
+    returns (issue_us). TorchScript is priced by dispatch class, so the row carries what
+    `ftax calibrate` needs to price the same pass from the fitted class costs: the calls per
+    class (mix_classes) and the GPU kernels one pass launches (mix_kernels, from one profiled
+    pass after the timing); calibrate's ratio of the two is the scale that brings the class
+    costs to a model's op mix. add_us is the C++ bench's kernel chain per op timed just
+    before, at the pass's CPU speed, so the excess over the chains can be told from the CPU's
+    speed."""
+    nn = torch.nn
+    try:
+        calls = []
+        with torch.no_grad():
+            for key, cls, x_in, make in layers:
+                for _ in range(copies):
+                    calls.append((key, cls, make(), x_in.clone()))
+        random.Random(seed).shuffle(calls)
+
+        class Mix(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = nn.ModuleList([c[2] for c in calls])
+                for i, c in enumerate(calls):
+                    self.register_buffer(f"x{i}", c[3])
+
+            def forward(self, x):
+                return tuple(layer(getattr(self, f"x{i}")) for i, layer in enumerate(self.layers)) + (x,)
+
+        x = torch.zeros(1, device=dev)
+        add_us, add_gauge = add_chain_slope(torch, dev, reps)
+        with torch.no_grad():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                traced = torch.jit.trace(Mix().eval(), (x,), check_trace=False)
+            issue, call, gauge = issue_and_call(torch, lambda: traced(x), reps, warmup=5)
+            kernels = kernel_records_by_name(torch, [("mix", lambda: traced(x))]).get("mix", (None,))[0]
+    except Exception as e:  # the mix is one row; its failure costs only that row
+        print(f"bench_eager.py: torchscript: op mix failed: {repr(e)[:300]}", file=sys.stderr)
+        return None
+    counts, classes = {}, {}
+    for key, cls, _, _ in calls:
+        counts[key] = counts.get(key, 0) + 1
+        classes[cls] = classes.get(cls, 0) + 1
+    print(f"bench_eager.py: torchscript: op mix of {len(calls)} calls: {statistics.median(issue):.0f} us per pass, "
+          f"{kernels} kernels; the add chain {add_us:.2f} us per op", file=sys.stderr)
+    return {"framework": "torchscript", "mode": "no_grad", "class": "library", "n_ops": len(calls), "modules": 0,
+            "mix_of": counts, "mix_classes": classes, "mix_kernels": kernels, "mix_ratio": None,
+            "add_us": round(add_us, 3), "add_cpu_gauge_us": round(add_gauge, 3),
+            "call_us": spread(call), "issue_us": spread(issue), "cpu_gauge_us": round(gauge, 3),
+            "kernels_per_call": None, "gpu_kernel_us": None, "gpu_span_us": None}
 
 
 def save(path, python, rows, done, complete):

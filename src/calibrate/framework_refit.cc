@@ -258,6 +258,15 @@ RefitReport ApplyScales(const RefitReport& report, HostProfile* profile, std::ve
   for (const auto& e : report.frameworks) {
     auto f = profile->frameworks.find(e.framework);
     const bool by_op = f != profile->frameworks.end() && !f->second.op_us.empty();
+    // The bench's op mix already brought these costs to a model's mix of ops on this host; a
+    // scale other hosts' model runs found would count that twice.
+    if (f != profile->frameworks.end() && !std::isnan(f->second.mix_scale)) {
+      if (skipped)
+        skipped->push_back(e.framework + ": the prior's scale (x" + std::to_string(e.scale).substr(0, 5) +
+                           ") not applied: the bench's op mix priced this host's (x" +
+                           std::to_string(f->second.mix_scale).substr(0, 5) + ")");
+      continue;
+    }
     if (by_op != e.op_costs) {
       if (skipped)
         skipped->push_back(e.framework + ": the prior's scale (x" + std::to_string(e.scale).substr(0, 5) +

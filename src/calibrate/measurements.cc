@@ -273,6 +273,21 @@ Expected<Measurements> MeasurementsFromJson(const json& j) {
         x.framework = d.framework;
         x.n_ops = d.n_ops;
         if (!(s = ReadNumber(ds[i], "mix_ratio", where, false, 0, true, &x.ratio, 100)).ok()) return s;
+        if (d.issue_us) x.issue_us = d.issue_us->median;
+        x.cpu_gauge_us = d.cpu_gauge_us;
+        if (!(s = ReadNumber(ds[i], "mix_kernels", where, false, 0, false, &x.kernels)).ok()) return s;
+        if (!(s = ReadNumber(ds[i], "add_us", where, false, 0, true, &x.add_us, kMaxUs)).ok()) return s;
+        if (ds[i].contains("mix_classes") && !ds[i].at("mix_classes").is_null()) {
+          const json& mc = ds[i].at("mix_classes");
+          if (!mc.is_object()) return InvalidInput(where + ".mix_classes: expected an object");
+          for (auto it = mc.begin(); it != mc.end(); ++it) {
+            auto c = ParseDispatchClass(it.key());
+            if (!c) return InvalidInput(where + ".mix_classes." + it.key() + ": not a dispatch class (kernel, view, library)");
+            double n = 0;
+            if (!(s = ReadNumber(mc, it.key(), where + ".mix_classes", true, 0, false, &n, 1e6)).ok()) return s;
+            x.classes[int(*c)] = int(n);
+          }
+        }
         m.mixes.push_back(x);
         continue;
       }

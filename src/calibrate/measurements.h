@@ -27,6 +27,7 @@
 //   Expected<Measurements> m = LoadMeasurements("h200.measurements.json");
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -95,10 +96,17 @@ struct LaunchMeasurement {
 // The op mix of a model against chains of one op (bench_eager.py's mix_row; a "dispatch" row
 // with "mix_of"): a pass over layers of every op type in a shuffled order, its cost over the
 // sum of the same calls' costs in their own chains, both at one CPU speed.
+// TorchScript's mix (ts_mix_row) carries no ratio: TorchScript is priced by dispatch class, and
+// calibrate prices the pass from the fitted class costs (calibrate/op_mix.h).
 struct MixMeasurement {
   Framework framework = Framework::kPytorchEager;
   int n_ops = 0;
   double ratio = -1;  // < 0: unknown
+  double issue_us = -1;                                // median host time of one pass
+  double cpu_gauge_us = -1;                            // the gauge read around the pass
+  std::array<int, kNumDispatchClasses> classes = {};   // calls per dispatch class (mix_classes)
+  double kernels = -1;                                 // GPU kernels one pass launched (mix_kernels)
+  double add_us = -1;  // TorchScript's `x + 1.0` chain per op, timed beside the pass (add_us)
 };
 
 struct Measurements {

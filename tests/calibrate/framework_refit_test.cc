@@ -451,6 +451,15 @@ TEST(FrameworkRefitTest, PriorScalesApplyOnlyWithTheLaunchPricingTheyWereFoundWi
   ApplyScales(newer.value(), &untimed, &skipped);
   EXPECT_DOUBLE_EQ(untimed.frameworks.at("torchscript").dispatch_us[0].value, ts);
   EXPECT_EQ(skipped.size(), 1u);
+
+  // A profile whose bench priced its own op mix takes no scale of other hosts' model runs.
+  HostProfile mixed = timed;
+  mixed.frameworks.at("torchscript").mix_scale = 1.4;
+  skipped.clear();
+  ApplyScales(newer.value(), &mixed, &skipped);
+  EXPECT_DOUBLE_EQ(mixed.frameworks.at("torchscript").dispatch_us[0].value, ts);
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_NE(skipped[0].find("op mix"), std::string::npos) << skipped[0];
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // A model's op mix priced into a profile: a Python eager framework's per-op and per-class
 // dispatch costs scale by the median of its mixes' ratios, recorded as mix_scale; module calls,
-// other frameworks and frameworks without a mix keep their costs. And the measurement file's
-// mix rows load as mixes, never as chains to fit.
+// other frameworks and frameworks without a mix keep their costs. TorchScript's mix is priced
+// from its class costs and launches at the profile's CPU speed. And the measurement file's mix
+// rows load as mixes, never as chains to fit.
 #include "calibrate/op_mix.h"
 
 #include <gtest/gtest.h>
@@ -16,7 +17,9 @@ TEST(OpMixTest, ScalesPythonEagerDispatchByTheMedianRatio) {
   p.frameworks["pytorch-eager"].op_us["conv"] = Param::Of(30, 2);
   Measurements m;
   for (double r : {1.2, 1.8, 1.5}) m.mixes.push_back({Framework::kPytorchEager, 108, r});
-  m.mixes.push_back({Framework::kTorchscript, 108, 3.0});  // not Python eager: ignored
+  // TorchScript's ratio comes from pricing its pass (PriceTorchscriptMix), never from the row:
+  // a mix without a pass time changes nothing.
+  m.mixes.push_back({Framework::kTorchscript, 108, 3.0});
   std::vector<std::string> lines = ApplyOpMix(m, &p);
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_NE(lines[0].find("x1.50"), std::string::npos) << lines[0];
@@ -32,6 +35,45 @@ TEST(OpMixTest, ScalesPythonEagerDispatchByTheMedianRatio) {
   Expected<HostProfile> back = HostProfileFromJson(HostProfileToJson(p));
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_DOUBLE_EQ(back->frameworks.at("pytorch-eager").mix_scale, 1.5);
+}
+
+TEST(OpMixTest, TorchscriptMixIsPricedFromTheClassCostsAtTheProfilesSpeed) {
+  HostProfile p = testing::SyntheticProfile();
+  FrameworkParams& ts = p.frameworks["torchscript"];
+  ts.call_us = Param::Of(2, 0.1);
+  ts.dispatch_us[int(DispatchClass::kKernel)] = Param::Of(5, 0.2);
+  ts.dispatch_us[int(DispatchClass::kView)] = Param::Of(3, 0.1);
+  ts.dispatch_us[int(DispatchClass::kLibrary)] = Param::Of(10, 0.4);
+  p.gpu.launch_us = Param::Of(2, 0.1);
+  p.cpu_gauge_us = 3.0;
+  MixMeasurement x;
+  x.framework = Framework::kTorchscript;
+  x.n_ops = 108;
+  x.classes[int(DispatchClass::kKernel)] = 60;
+  x.classes[int(DispatchClass::kView)] = 6;
+  x.classes[int(DispatchClass::kLibrary)] = 42;
+  x.kernels = 130;        // 102 calls launch; 28 further kernels at 2 us
+  x.issue_us = 2120;      // at gauge 4.0: 1590 us at the profile's 3.0, 1588 less the call
+  x.cpu_gauge_us = 4.0;
+  x.add_us = 2.5;
+  const TorchscriptMixPrice price = PriceTorchscriptMix(x, p);
+  EXPECT_DOUBLE_EQ(price.classes_us, 60 * 5 + 6 * 3 + 42 * 10);
+  EXPECT_DOUBLE_EQ(price.launches_us, 56);
+  EXPECT_DOUBLE_EQ(price.measured_us, 1588);
+  EXPECT_DOUBLE_EQ(price.ratio, 2.0);
+  EXPECT_DOUBLE_EQ(price.chain_speed, 2.0);
+  Measurements m;
+  m.mixes.push_back(x);
+  std::vector<std::string> lines = ApplyOpMix(m, &p);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[1].find("torchscript: op mix x2.00"), std::string::npos) << lines[1];
+  EXPECT_DOUBLE_EQ(p.frameworks.at("torchscript").dispatch_us[int(DispatchClass::kLibrary)].value, 20);
+  EXPECT_DOUBLE_EQ(p.frameworks.at("torchscript").call_us.value, 2);  // the call is its own chain's
+  EXPECT_DOUBLE_EQ(p.frameworks.at("torchscript").mix_scale, 2.0);
+  // A class the profile has no cost for leaves the mix unpriced.
+  HostProfile q = testing::SyntheticProfile();
+  q.frameworks["torchscript"].dispatch_us[int(DispatchClass::kView)] = Param{};
+  EXPECT_LT(PriceTorchscriptMix(x, q).ratio, 0);
 }
 
 TEST(OpMixTest, MixRowsLoadAsMixesNotChains) {
@@ -56,6 +98,25 @@ TEST(OpMixTest, MixRowsLoadAsMixesNotChains) {
   Expected<Measurements> bad = MeasurementsFromJson(j);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("mix_ratio"), std::string::npos) << bad.status().message();
+  // TorchScript's mix: calls per class and kernels per pass, read for calibrate to price.
+  j["dispatch"][1] = {{"framework", "torchscript"}, {"class", "library"}, {"n_ops", 108},
+                      {"mix_of", {{"conv", 3}}}, {"mix_ratio", nullptr},
+                      {"mix_classes", {{"kernel", 60}, {"view", 6}, {"library", 42}}},
+                      {"mix_kernels", 130}, {"add_us", 2.5}, {"call_us", {{"median", 2400}}},
+                      {"issue_us", {{"median", 2120}}}, {"cpu_gauge_us", 4.0}};
+  Expected<Measurements> t = MeasurementsFromJson(j);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ(t->mixes.size(), 1u);
+  EXPECT_EQ(t->mixes[0].classes[int(DispatchClass::kLibrary)], 42);
+  EXPECT_DOUBLE_EQ(t->mixes[0].kernels, 130);
+  EXPECT_DOUBLE_EQ(t->mixes[0].issue_us, 2120);
+  EXPECT_DOUBLE_EQ(t->mixes[0].cpu_gauge_us, 4.0);
+  EXPECT_DOUBLE_EQ(t->mixes[0].add_us, 2.5);
+  j["dispatch"][1]["mix_classes"] = {{"gemm", 3}};
+  Expected<Measurements> bad_class = MeasurementsFromJson(j);
+  ASSERT_FALSE(bad_class.ok());
+  EXPECT_NE(bad_class.status().message().find("mix_classes.gemm"), std::string::npos)
+      << bad_class.status().message();
 }
 
 }  // namespace
