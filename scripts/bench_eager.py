@@ -531,13 +531,11 @@ def ts_mix_row(torch, dev, layers, reps, copies=3, seed=7):
     """TorchScript's op mix: `copies` layers of every op of op_layers in one fixed shuffled
     order, each on its own input held as a buffer, traced into one module and run as traced
     models run (no_grad, the TensorExpr fuser as the host has it), timed per pass until it
-    returns (issue_us). TorchScript is priced by dispatch class, so the row carries what
-    `ftax calibrate` needs to price the same pass from the fitted class costs: the calls per
-    class (mix_classes) and the GPU kernels one pass launches (mix_kernels, from one profiled
-    pass after the timing); calibrate's ratio of the two is the scale that brings the class
-    costs to a model's op mix. add_us is the C++ bench's kernel chain per op timed just
-    before, at the pass's CPU speed, so the excess over the chains can be told from the CPU's
-    speed."""
+    returns (issue_us). Its ratio needs TorchScript's fitted costs, so the row carries what
+    `ftax calibrate` needs to price the same pass as the predictor would: the calls per op key
+    (mix_of), the dispatch class that prices a key without a per-op cost (mix_class_of), and
+    the GPU kernels one pass launches (mix_kernels, from one profiled pass after the timing).
+    add_us is the C++ bench's kernel chain per op timed just before, at the pass's CPU speed."""
     nn = torch.nn
     try:
         calls = []
@@ -571,11 +569,11 @@ def ts_mix_row(torch, dev, layers, reps, copies=3, seed=7):
     counts, classes = {}, {}
     for key, cls, _, _ in calls:
         counts[key] = counts.get(key, 0) + 1
-        classes[cls] = classes.get(cls, 0) + 1
+        classes[key] = cls
     print(f"bench_eager.py: torchscript: op mix of {len(calls)} calls: {statistics.median(issue):.0f} us per pass, "
           f"{kernels} kernels; the add chain {add_us:.2f} us per op", file=sys.stderr)
     return {"framework": "torchscript", "mode": "no_grad", "class": "library", "n_ops": len(calls), "modules": 0,
-            "mix_of": counts, "mix_classes": classes, "mix_kernels": kernels, "mix_ratio": None,
+            "mix_of": counts, "mix_class_of": classes, "mix_kernels": kernels, "mix_ratio": None,
             "add_us": round(add_us, 3), "add_cpu_gauge_us": round(add_gauge, 3),
             "call_us": spread(call), "issue_us": spread(issue), "cpu_gauge_us": round(gauge, 3),
             "kernels_per_call": None, "gpu_kernel_us": None, "gpu_span_us": None}
@@ -608,7 +606,7 @@ def section_of(row):
     fw = row.get("framework", "")
     if fw.startswith("torch-compile"):
         return "compile:" + ("reduce-overhead" if fw.endswith("reduce-overhead") else "default")
-    if "op" in row:
+    if "op" in row or "mix_of" in row:  # an op mix ends its framework's per-op section
         return "ops:" + fw
     if fw.startswith("pytorch-eager"):
         return "modes:" + (row.get("mode") or ("inference" if fw == "pytorch-eager" else "no_grad"))

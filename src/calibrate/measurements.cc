@@ -277,15 +277,17 @@ Expected<Measurements> MeasurementsFromJson(const json& j) {
         x.cpu_gauge_us = d.cpu_gauge_us;
         if (!(s = ReadNumber(ds[i], "mix_kernels", where, false, 0, false, &x.kernels)).ok()) return s;
         if (!(s = ReadNumber(ds[i], "add_us", where, false, 0, true, &x.add_us, kMaxUs)).ok()) return s;
-        if (ds[i].contains("mix_classes") && !ds[i].at("mix_classes").is_null()) {
-          const json& mc = ds[i].at("mix_classes");
-          if (!mc.is_object()) return InvalidInput(where + ".mix_classes: expected an object");
+        if (ds[i].contains("mix_class_of") && !ds[i].at("mix_class_of").is_null()) {
+          const json& mc = ds[i].at("mix_class_of");
+          if (!mc.is_object()) return InvalidInput(where + ".mix_class_of: expected an object");
+          const json& counts = ds[i].at("mix_of");
           for (auto it = mc.begin(); it != mc.end(); ++it) {
-            auto c = ParseDispatchClass(it.key());
-            if (!c) return InvalidInput(where + ".mix_classes." + it.key() + ": not a dispatch class (kernel, view, library)");
+            auto c = it->is_string() ? ParseDispatchClass(it->get<std::string>()) : std::nullopt;
+            if (!c)
+              return InvalidInput(where + ".mix_class_of." + it.key() + ": expected a dispatch class (kernel, view, library)");
             double n = 0;
-            if (!(s = ReadNumber(mc, it.key(), where + ".mix_classes", true, 0, false, &n, 1e6)).ok()) return s;
-            x.classes[int(*c)] = int(n);
+            if (!(s = ReadNumber(counts, it.key(), where + ".mix_of", true, 0, true, &n, 1e6)).ok()) return s;
+            x.calls.push_back({it.key(), *c, int(n)});
           }
         }
         m.mixes.push_back(x);

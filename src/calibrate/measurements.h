@@ -102,11 +102,18 @@ struct MixMeasurement {
   Framework framework = Framework::kPytorchEager;
   int n_ops = 0;
   double ratio = -1;  // < 0: unknown
-  double issue_us = -1;                                // median host time of one pass
-  double cpu_gauge_us = -1;                            // the gauge read around the pass
-  std::array<int, kNumDispatchClasses> classes = {};   // calls per dispatch class (mix_classes)
-  double kernels = -1;                                 // GPU kernels one pass launched (mix_kernels)
-  double add_us = -1;  // TorchScript's `x + 1.0` chain per op, timed beside the pass (add_us)
+  double issue_us = -1;      // median host time of one pass
+  double cpu_gauge_us = -1;  // the gauge read around the pass
+  // The pass's calls: op key ("conv", "conv:1x1", "gelu", ...; mix_of), how many, and the
+  // dispatch class that prices a key without a per-op cost (mix_class_of).
+  struct Calls {
+    std::string key;
+    DispatchClass cls = DispatchClass::kKernel;
+    int n = 0;
+  };
+  std::vector<Calls> calls;  // TorchScript's mix only
+  double kernels = -1;       // GPU kernels one pass launched (mix_kernels)
+  double add_us = -1;        // TorchScript's `x + 1.0` chain per op, timed beside the pass
 };
 
 struct Measurements {

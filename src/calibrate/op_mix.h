@@ -6,10 +6,11 @@
 // the sum of the same calls' chain costs (MixMeasurement). ApplyOpMix scales a Python eager
 // framework's per-op and per-class dispatch costs by the median of its mixes' ratios and
 // records the ratio as mix_scale; a framework the bench ran no mix for keeps its chain costs.
-// TorchScript is priced by dispatch class, not per op, and its mix (bench_eager.py's
-// ts_mix_row, one traced module) carries no ratio: PriceTorchscriptMix prices the pass from
-// the fitted class costs and launches, as the predictor would, and the ratio is the pass's
-// time, brought to the profile's CPU speed by its gauge, over that price.
+// TorchScript's mix (bench_eager.py's ts_mix_row, one traced module) carries no ratio:
+// PriceTorchscriptMix prices the pass from the fitted costs (per op where the profile has
+// them, else per class) and launches, as the predictor would, and the ratio is the pass's
+// time, brought to the profile's CPU speed by its gauge, over that price. It is reported, not
+// applied: TorchScript's models ran at their ops' chain costs where its mix came out ~1.5x.
 //
 //   std::vector<std::string> lines = ApplyOpMix(measurements, &profile);
 #pragma once
@@ -24,13 +25,13 @@ namespace ftax {
 
 struct TorchscriptMixPrice {
   double measured_us = -1;   // the pass at the profile's CPU speed, less the profile's call_us
-  double classes_us = 0;     // its calls priced by class (dispatch_us)
+  double ops_us = 0;         // its calls priced by op type (op_us) or else by class (dispatch_us)
   double launches_us = 0;    // its further kernels priced at gpu.launch_us
-  double ratio = -1;         // measured / (classes + launches); < 0: cannot be priced
+  double ratio = -1;         // measured / (ops + launches); < 0: cannot be priced
   double chain_speed = -1;   // the fitted kernel chain's cost per op over add_us (< 0: unknown)
 };
 
-// Needs the profile's torchscript costs fitted and the mix's pass time; else ratio < 0.
+// Needs the profile's torchscript costs fitted and the mix's pass and calls; else ratio < 0.
 TorchscriptMixPrice PriceTorchscriptMix(const MixMeasurement& mix, const HostProfile& profile);
 
 // One line per framework scaled ("pytorch-eager: op mix x1.34 (1 mix of 111 calls)").

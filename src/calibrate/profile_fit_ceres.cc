@@ -999,22 +999,27 @@ static std::vector<const DispatchMeasurement*> FitFrameworks(const Measurements&
       // Per-op costs price Python eager, and the library calls of torch.compile's default mode
       // (its compiled chains of convolutions, linear layers, ...: a compiled CNN's wrapper
       // spends 25-30 us per kernel where chains of matrix products cost 15). TorchScript's
-      // chains are reported, not fitted:
-      // run with the TensorExpr fuser off they priced traced CNNs 36-82% slow (the fuser,
-      // which traced models run with, changes the interpreter's cost per op: H200, linear
-      // layers 30.9 against 17.2 us per op, layer norms 21.7 against 10.3), and fitted from
-      // chains run with it on ("fuser": true; host run ac's bench) they priced three other H200
-      // hosts' traced evaluation models 12-25% slow at the median, 24-31% within tolerance
-      // against 39-48% by class (validation/h200/2026-11-26ac).
+      // chains (run with the TensorExpr fuser on, as traced models run) price it only where
+      // every row carried the CPU gauge, so that all were brought to the host's fast state:
+      // chains timed at an unknown CPU speed ran 1.1-2.4x slower per op on host run ai than
+      // the gauged ones of host run ap while ai's models ran as fast or faster, and priced ai's
+      // traced evaluation models 50-90% slow (2 of 58 points within tolerance against 45 by
+      // class); the gauged ones of ap priced ap's 39 of 58 against 2 by class.
       auto ops = op_rows_of_framework.find(fw);
       if (ops != op_rows_of_framework.end()) {
-        if (IsPythonEager(fw) || fw == Framework::kTorchCompile)
+        const bool gauged = std::all_of(ops->second.begin(), ops->second.end(),
+                                        [](const DispatchMeasurement* d) { return d->cpu_gauge_us > 0; });
+        if (IsPythonEager(fw) || fw == Framework::kTorchCompile || (fw == Framework::kTorchscript && gauged))
           f.params.op_us =
               FitOpCosts(ops->second, options, &f.params.op_kernels, &f.params.op_launch_us, &f.notes);
+        else if (fw == Framework::kTorchscript)
+          f.notes.push_back(std::to_string(ops->second.size()) +
+                            " per-op chain row(s) not fitted: timed without the CPU gauge, so at an "
+                            "unknown CPU speed; priced by class");
         else
           f.notes.push_back(std::to_string(ops->second.size()) +
-                            " per-op chain row(s) not fitted: per-op costs price Python eager and "
-                            "torch.compile's library calls only");
+                            " per-op chain row(s) not fitted: per-op costs price Python eager, "
+                            "TorchScript and torch.compile's library calls only");
       }
     }
     if (f.params.call_us.known()) profile.frameworks[FrameworkName(fw)] = f.params;

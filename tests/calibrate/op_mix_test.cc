@@ -37,43 +37,47 @@ TEST(OpMixTest, ScalesPythonEagerDispatchByTheMedianRatio) {
   EXPECT_DOUBLE_EQ(back->frameworks.at("pytorch-eager").mix_scale, 1.5);
 }
 
-TEST(OpMixTest, TorchscriptMixIsPricedFromTheClassCostsAtTheProfilesSpeed) {
+TEST(OpMixTest, TorchscriptMixIsPricedAsThePredictorWouldAndReportedNotApplied) {
   HostProfile p = testing::SyntheticProfile();
   FrameworkParams& ts = p.frameworks["torchscript"];
   ts.call_us = Param::Of(2, 0.1);
   ts.dispatch_us[int(DispatchClass::kKernel)] = Param::Of(5, 0.2);
   ts.dispatch_us[int(DispatchClass::kView)] = Param::Of(3, 0.1);
   ts.dispatch_us[int(DispatchClass::kLibrary)] = Param::Of(10, 0.4);
+  ts.op_us["conv"] = Param::Of(20, 0.5);
+  ts.op_kernels["conv"] = 2;
   p.gpu.launch_us = Param::Of(2, 0.1);
   p.cpu_gauge_us = 3.0;
   MixMeasurement x;
   x.framework = Framework::kTorchscript;
-  x.n_ops = 108;
-  x.classes[int(DispatchClass::kKernel)] = 60;
-  x.classes[int(DispatchClass::kView)] = 6;
-  x.classes[int(DispatchClass::kLibrary)] = 42;
-  x.kernels = 130;        // 102 calls launch; 28 further kernels at 2 us
-  x.issue_us = 2120;      // at gauge 4.0: 1590 us at the profile's 3.0, 1588 less the call
+  x.n_ops = 18;
+  // Both convolution geometries take the op's cost and cover its 2 kernels; the rest their
+  // class's (a view covers none).
+  x.calls = {{"conv", DispatchClass::kLibrary, 3}, {"conv:1x1", DispatchClass::kLibrary, 3},
+             {"gelu", DispatchClass::kKernel, 6}, {"view", DispatchClass::kView, 3},
+             {"linear", DispatchClass::kLibrary, 3}};
+  x.kernels = 31;        // 21 covered: 10 further launches at 2 us
+  x.issue_us = 560;      // at gauge 4.0: 420 us at the profile's 3.0, 418 less the call
   x.cpu_gauge_us = 4.0;
   x.add_us = 2.5;
   const TorchscriptMixPrice price = PriceTorchscriptMix(x, p);
-  EXPECT_DOUBLE_EQ(price.classes_us, 60 * 5 + 6 * 3 + 42 * 10);
-  EXPECT_DOUBLE_EQ(price.launches_us, 56);
-  EXPECT_DOUBLE_EQ(price.measured_us, 1588);
+  EXPECT_DOUBLE_EQ(price.ops_us, 6 * 20 + 6 * 5 + 3 * 3 + 3 * 10);
+  EXPECT_DOUBLE_EQ(price.launches_us, 20);
+  EXPECT_DOUBLE_EQ(price.measured_us, 418);
   EXPECT_DOUBLE_EQ(price.ratio, 2.0);
   EXPECT_DOUBLE_EQ(price.chain_speed, 2.0);
   Measurements m;
   m.mixes.push_back(x);
+  const HostProfile before = p;
   std::vector<std::string> lines = ApplyOpMix(m, &p);
-  ASSERT_EQ(lines.size(), 2u);
-  EXPECT_NE(lines[1].find("torchscript: op mix x2.00"), std::string::npos) << lines[1];
-  EXPECT_DOUBLE_EQ(p.frameworks.at("torchscript").dispatch_us[int(DispatchClass::kLibrary)].value, 20);
-  EXPECT_DOUBLE_EQ(p.frameworks.at("torchscript").call_us.value, 2);  // the call is its own chain's
-  EXPECT_DOUBLE_EQ(p.frameworks.at("torchscript").mix_scale, 2.0);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].find("torchscript: op mix x2.00, not applied"), 0u) << lines[0];
+  EXPECT_DOUBLE_EQ(p.frameworks.at("torchscript").op_us.at("conv").value, 20);
+  EXPECT_DOUBLE_EQ(p.frameworks.at("torchscript").dispatch_us[int(DispatchClass::kLibrary)].value, 10);
+  EXPECT_TRUE(std::isnan(p.frameworks.at("torchscript").mix_scale));
   // A class the profile has no cost for leaves the mix unpriced.
-  HostProfile q = testing::SyntheticProfile();
-  q.frameworks["torchscript"].dispatch_us[int(DispatchClass::kView)] = Param{};
-  EXPECT_LT(PriceTorchscriptMix(x, q).ratio, 0);
+  p.frameworks["torchscript"].dispatch_us[int(DispatchClass::kView)] = Param{};
+  EXPECT_LT(PriceTorchscriptMix(x, p).ratio, 0);
 }
 
 TEST(OpMixTest, MixRowsLoadAsMixesNotChains) {
@@ -98,25 +102,33 @@ TEST(OpMixTest, MixRowsLoadAsMixesNotChains) {
   Expected<Measurements> bad = MeasurementsFromJson(j);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("mix_ratio"), std::string::npos) << bad.status().message();
-  // TorchScript's mix: calls per class and kernels per pass, read for calibrate to price.
-  j["dispatch"][1] = {{"framework", "torchscript"}, {"class", "library"}, {"n_ops", 108},
-                      {"mix_of", {{"conv", 3}}}, {"mix_ratio", nullptr},
-                      {"mix_classes", {{"kernel", 60}, {"view", 6}, {"library", 42}}},
-                      {"mix_kernels", 130}, {"add_us", 2.5}, {"call_us", {{"median", 2400}}},
+  // TorchScript's mix: calls per op key with the class that prices each, kernels per pass.
+  j["dispatch"][1] = {{"framework", "torchscript"}, {"class", "library"}, {"n_ops", 6},
+                      {"mix_of", {{"conv:1x1", 3}, {"view", 3}}}, {"mix_ratio", nullptr},
+                      {"mix_class_of", {{"conv:1x1", "library"}, {"view", "view"}}},
+                      {"mix_kernels", 7}, {"add_us", 2.5}, {"call_us", {{"median", 2400}}},
                       {"issue_us", {{"median", 2120}}}, {"cpu_gauge_us", 4.0}};
   Expected<Measurements> t = MeasurementsFromJson(j);
   ASSERT_TRUE(t.ok()) << t.status().message();
   ASSERT_EQ(t->mixes.size(), 1u);
-  EXPECT_EQ(t->mixes[0].classes[int(DispatchClass::kLibrary)], 42);
-  EXPECT_DOUBLE_EQ(t->mixes[0].kernels, 130);
+  ASSERT_EQ(t->mixes[0].calls.size(), 2u);
+  EXPECT_EQ(t->mixes[0].calls[0].key, "conv:1x1");
+  EXPECT_EQ(t->mixes[0].calls[0].cls, DispatchClass::kLibrary);
+  EXPECT_EQ(t->mixes[0].calls[0].n, 3);
+  EXPECT_EQ(t->mixes[0].calls[1].cls, DispatchClass::kView);
+  EXPECT_DOUBLE_EQ(t->mixes[0].kernels, 7);
   EXPECT_DOUBLE_EQ(t->mixes[0].issue_us, 2120);
   EXPECT_DOUBLE_EQ(t->mixes[0].cpu_gauge_us, 4.0);
   EXPECT_DOUBLE_EQ(t->mixes[0].add_us, 2.5);
-  j["dispatch"][1]["mix_classes"] = {{"gemm", 3}};
+  j["dispatch"][1]["mix_class_of"]["view"] = "gemm";
   Expected<Measurements> bad_class = MeasurementsFromJson(j);
   ASSERT_FALSE(bad_class.ok());
-  EXPECT_NE(bad_class.status().message().find("mix_classes.gemm"), std::string::npos)
+  EXPECT_NE(bad_class.status().message().find("mix_class_of.view"), std::string::npos)
       << bad_class.status().message();
+  j["dispatch"][1]["mix_class_of"] = {{"gelu", "kernel"}};  // a key the mix has no count for
+  Expected<Measurements> no_count = MeasurementsFromJson(j);
+  ASSERT_FALSE(no_count.ok());
+  EXPECT_NE(no_count.status().message().find("gelu"), std::string::npos) << no_count.status().message();
 }
 
 }  // namespace

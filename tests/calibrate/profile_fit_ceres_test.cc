@@ -615,7 +615,8 @@ TEST(ProfileFitTest, PerOpChainsGiveEachOpItsOwnCost) {
 
 // A chain of two ops ("batch_norm+relu") gives its first op's cost less the second's where the
 // first op's own chain gave none (here: fused away, fewer kernels than ops); TorchScript's
-// chains are read (their "fuser" flag too) and reported, not fitted.
+// chains are read (their "fuser" flag too) and price it per op only where every one carried
+// the CPU gauge (chains at an unknown CPU speed are reported, not fitted).
 TEST(ProfileFitTest, ChainsOfTwoOpsAndTorchScriptChains) {
   SyntheticSpec spec = H200LikeSpec();
   spec.frameworks.push_back({Framework::kTorchscript, 20.0, {1.0, 7.0, 10.0}, 0, 1.5, 0});
@@ -655,9 +656,20 @@ TEST(ProfileFitTest, ChainsOfTwoOpsAndTorchScriptChains) {
   EXPECT_TRUE(ts->params.op_us.empty());
   std::string ts_notes;
   for (const std::string& n : ts->notes) ts_notes += n + "\n";
-  EXPECT_NE(ts_notes.find("3 per-op chain row(s) not fitted: per-op costs price Python eager and "
-                          "torch.compile's library calls only"),
+  EXPECT_NE(ts_notes.find("3 per-op chain row(s) not fitted: timed without the CPU gauge"),
             std::string::npos) << ts_notes;
+  // The same chains, gauged: TorchScript's linear layers are priced by their own chain.
+  json gauged = j;
+  for (json& r : gauged["dispatch"])
+    if (r["framework"] == "torchscript" && r.contains("op")) r["cpu_gauge_us"] = 3.0;
+  Expected<Measurements> mg = MeasurementsFromJson(gauged);
+  ASSERT_TRUE(mg.ok()) << mg.status().message();
+  Expected<Calibration> cg = Calibrate(mg.value(), TestOptions());
+  ASSERT_TRUE(cg.ok());
+  const FrameworkFit* tsg = FindFramework(cg.value(), Framework::kTorchscript);
+  ASSERT_NE(tsg, nullptr);
+  ASSERT_TRUE(tsg->params.op_us.count("linear"));
+  EXPECT_NEAR(tsg->params.op_us.at("linear").value, 30.0, 1e-6);
   json bad = j;
   bad["dispatch"].back()["fuser"] = "yes";
   EXPECT_FALSE(MeasurementsFromJson(bad).ok());

@@ -18,6 +18,11 @@ TEST(PythonBenchSections, EachRowKindHasItsSection) {
             "ops:pytorch-eager");
   EXPECT_EQ(PythonSectionOf({{"framework", "torchscript"}, {"mode", "no_grad"}, {"op", "linear"}}),
             "ops:torchscript");
+  // An op mix ends its framework's per-op section: kept with it, resumed with it.
+  EXPECT_EQ(PythonSectionOf({{"framework", "torchscript"}, {"mode", "no_grad"}, {"mix_of", {{"conv", 3}}}}),
+            "ops:torchscript");
+  EXPECT_EQ(PythonSectionOf({{"framework", "pytorch-eager"}, {"mode", "inference"}, {"mix_of", {{"conv", 3}}}}),
+            "ops:pytorch-eager");
   EXPECT_EQ(PythonSectionOf({{"framework", "torch-compile"}, {"class", "kernel"}}), "compile:default");
   EXPECT_EQ(PythonSectionOf({{"framework", "torch-compile"}, {"op", "conv"}}), "compile:default");
   EXPECT_EQ(PythonSectionOf({{"framework", "torch-compile-reduce-overhead"}}), "compile:reduce-overhead");

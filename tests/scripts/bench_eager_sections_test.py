@@ -26,6 +26,10 @@ class SectionOfTest(unittest.TestCase):
         self.assertEqual(s({"framework": "pytorch-eager-no-grad"}), "modes:no_grad")
         self.assertEqual(s({"framework": "pytorch-eager", "mode": "inference", "op": "conv"}), "ops:pytorch-eager")
         self.assertEqual(s({"framework": "torchscript", "mode": "no_grad", "op": "linear"}), "ops:torchscript")
+        # an op mix ends its framework's per-op section (the C++ bench keeps it with them)
+        self.assertEqual(s({"framework": "torchscript", "mode": "no_grad", "mix_of": {"conv": 3}}), "ops:torchscript")
+        self.assertEqual(s({"framework": "pytorch-eager", "mode": "inference", "mix_of": {"conv": 3}}),
+                         "ops:pytorch-eager")
         self.assertEqual(s({"framework": "torch-compile", "class": "kernel"}), "compile:default")
         self.assertEqual(s({"framework": "torch-compile", "op": "conv"}), "compile:default")
         self.assertEqual(s({"framework": "torch-compile-reduce-overhead"}), "compile:reduce-overhead")
