@@ -24,6 +24,7 @@
 #include "calibrate/bench.h"
 #include "calibrate/helper_scripts.h"
 #include "calibrate/host_identity.h"
+#include "calibrate/host_probe.h"
 #include "calibrate/kernel_tracer.h"
 #include "calibrate/layer_shapes.h"
 #include "calibrate/python_bench_sections.h"
@@ -644,12 +645,24 @@ class Bench {
   }
 
   void DispatchRow(Framework f, DispatchClass c, int n, const std::vector<double>& call_us,
-                   double kernel_us, double span_us) {
+                   double kernel_us, double span_us, double probe_us) {
     json row = {{"framework", FrameworkName(f)}, {"class", DispatchClassName(c)}, {"n_ops", n},
                 {"modules", 0}, {"call_us", SpreadJson(call_us)},
                 {"gpu_kernel_us", kernel_us >= 0 ? json(kernel_us) : json(nullptr)},
                 {"gpu_span_us", span_us >= 0 ? json(span_us) : json(nullptr)}};
+    if (probe_us > 0) row["host_probe_us"] = probe_us;
     out_->Append("dispatch", row);
+  }
+
+  // TimeCalls with the host probe (calibrate/host_probe.h) read just before and just after,
+  // averaged into *probe_us: the CPU's speed while the chain ran.
+  template <class F>
+  std::vector<double> ProbedCalls(F fn, int reps, double* probe_us) {
+    const at::Tensor x = at::randn({8, 8}, at::TensorOptions().device(dev_));
+    const double before = HostProbeUs(x);
+    std::vector<double> calls = TimeCalls(fn, 5, reps);
+    *probe_us = (before + HostProbeUs(x)) / 2;
+    return calls;
   }
 
   // GPU kernel count, kernel time and span of one call: medians over per-call CUPTI records.
@@ -697,22 +710,23 @@ class Bench {
         try {
           at::Tensor w = at::randn({8, 8}, o);
           at::Tensor x0 = at::randn({8, 8}, o);
+          double probe = -1;
           if (f == Framework::kLibtorchEager) {
             auto fn = [&] {
               at::Tensor x = x0;
               ChainOnce(c, n, x, w);
             };
-            auto calls = TimeCalls(fn, 5, reps);
+            auto calls = ProbedCalls(fn, reps, &probe);
             auto [k, s] = GpuOfCall([&] { fn(); cudaDeviceSynchronize(); });
-            DispatchRow(f, c, n, calls, k, s);
+            DispatchRow(f, c, n, calls, k, s, probe);
           } else if (f == Framework::kTorchscript) {
             auto cu = torch::jit::compile(ScriptSource(c, n));
             torch::jit::Function& fwd = cu->get_function("forward");
             std::vector<c10::IValue> in = {x0, w};
             auto fn = [&] { fwd(in); };
-            auto calls = TimeCalls(fn, 5, reps);
+            auto calls = ProbedCalls(fn, reps, &probe);
             auto [k, s] = GpuOfCall([&] { fn(); cudaDeviceSynchronize(); });
-            DispatchRow(f, c, n, calls, k, s);
+            DispatchRow(f, c, n, calls, k, s, probe);
           } else if (f == Framework::kCudaGraph) {
             at::Tensor x = x0.clone();
             at::cuda::CUDAGraph graph;
@@ -729,9 +743,9 @@ class Bench {
             }
             cudaDeviceSynchronize();
             auto fn = [&] { graph.replay(); };
-            auto calls = TimeCalls(fn, 5, reps);
+            auto calls = ProbedCalls(fn, reps, &probe);
             auto [k, s] = GpuOfCall([&] { fn(); cudaDeviceSynchronize(); });
-            DispatchRow(f, c, n, calls, k, s);
+            DispatchRow(f, c, n, calls, k, s, probe);
           }
         } catch (const std::exception& e) {
           Fail(what, e.what());

@@ -20,23 +20,22 @@ void Scale(Spread* s, double f) {
   s->p90 *= f;
 }
 
-}  // namespace
-
-CpuGaugeNormalization NormalizeToCpuGauge(Measurements* m) {
-  CpuGaugeNormalization out;
+// Brings the rows whose reading `gauge` gives (> 0) to the p10 of those readings.
+GaugeScaling BringToFastState(Measurements* m, double DispatchMeasurement::*gauge) {
+  GaugeScaling out;
   std::vector<double> gauges;
   for (const DispatchMeasurement& d : m->dispatch)
-    if (d.cpu_gauge_us > 0) gauges.push_back(d.cpu_gauge_us);
+    if (d.*gauge > 0) gauges.push_back(d.*gauge);
   if (gauges.empty()) return out;
   std::sort(gauges.begin(), gauges.end());
   out.reference_us = Quantile(gauges, 0.1);
   std::vector<double> scales;
   for (DispatchMeasurement& d : m->dispatch) {
-    if (!(d.cpu_gauge_us > 0)) continue;
-    const double f = out.reference_us / d.cpu_gauge_us;
+    if (!(d.*gauge > 0)) continue;
+    const double f = out.reference_us / (d.*gauge);
     Scale(&d.call_us, f);
     if (d.issue_us) Scale(&*d.issue_us, f);
-    d.cpu_gauge_us = out.reference_us;
+    d.*gauge = out.reference_us;
     scales.push_back(f);
   }
   std::sort(scales.begin(), scales.end());
@@ -44,6 +43,18 @@ CpuGaugeNormalization NormalizeToCpuGauge(Measurements* m) {
   out.min_scale = scales.front();
   out.median_scale = Quantile(scales, 0.5);
   out.max_scale = scales.back();
+  return out;
+}
+
+}  // namespace
+
+CpuGaugeNormalization NormalizeToCpuGauge(Measurements* m) {
+  CpuGaugeNormalization out;
+  static_cast<GaugeScaling&>(out) = BringToFastState(m, &DispatchMeasurement::cpu_gauge_us);
+  // A row the Python gauge brought is not scaled again by the probe (none carries both today).
+  for (DispatchMeasurement& d : m->dispatch)
+    if (d.cpu_gauge_us > 0) d.host_probe_us = -1;
+  out.probe = BringToFastState(m, &DispatchMeasurement::host_probe_us);
   return out;
 }
 

@@ -3,23 +3,32 @@
 // it; the Python bench (scripts/bench_eager.py) reads a CPU gauge (scripts/cpu_gauge.py)
 // around each chain it times, so a row timed while the host ran slow can be told from a slow
 // op. NormalizeToCpuGauge takes the host's fast state as the reference (the 10th percentile
-// of the rows' gauges) and scales each gauged row's times by reference / its gauge; rows
-// without a gauge are left as they are. `ftax calibrate` records the reference in the
-// profile (HostProfile::cpu_gauge_us), and `ftax validate` predicts a point measured at
-// another gauge reading at that speed (predictor/cpu_speed.h).
+// of the rows' gauges) and scales each gauged row's times by reference / its gauge; the C++
+// bench's chains read the host probe instead (calibrate/host_probe.h) and are brought to the
+// p10 of their probes the same way; rows with neither are left as they are. `ftax calibrate`
+// records the references in the profile (HostProfile::cpu_gauge_us and host_probe_us), and
+// `ftax validate` predicts a point measured at another reading at that speed
+// (predictor/cpu_speed.h).
 //
 //   CpuGaugeNormalization n = NormalizeToCpuGauge(&measurements);
 //   if (n.rows) profile.cpu_gauge_us = n.reference_us;
+//   if (n.probe.rows) profile.host_probe_us = n.probe.reference_us;
 #pragma once
 
 #include "calibrate/measurements.h"
 
 namespace ftax {
 
-struct CpuGaugeNormalization {
-  double reference_us = -1;  // the gauge the rows were brought to; < 0: no row had one
+struct GaugeScaling {
+  double reference_us = -1;  // the reading the rows were brought to; < 0: no row had one
   int rows = 0;              // rows scaled
-  double min_scale = 1, median_scale = 1, max_scale = 1;  // reference / row gauge
+  double min_scale = 1, median_scale = 1, max_scale = 1;  // reference / row reading
+};
+
+// The Python rows by the CPU gauge (cpu_gauge_us), and the C++ bench's chains by the host
+// probe (host_probe_us, calibrate/host_probe.h), each to the p10 of its own readings.
+struct CpuGaugeNormalization : GaugeScaling {
+  GaugeScaling probe;
 };
 
 CpuGaugeNormalization NormalizeToCpuGauge(Measurements* m);

@@ -115,7 +115,7 @@ Status MeasureModelsIsolated(const std::vector<RunOptions>& models, const SweepO
         WorkerRequest req;
         req.model = models[m];
         req.rounds = rounds;
-        req.probe = rounds > 1;
+        req.probe = true;  // ~2 ms a visit: the CPU's speed while the point ran
         for (size_t i : pending) {
           const bool first = points[i].visit_medians_ms.empty() && !points[i].row.contains("kernels");
           req.visits.push_back({i, where[i].framework, where[i].batch, first, first ? 5 : 2});

@@ -45,6 +45,7 @@ nlohmann::json PooledRow(const RoundedPoint& p) {
   row["event_ms"] = SpreadJson(p.event_ms);
   const double kernel_ms = row.value("kernel_ms", 0.0);
   row["framework_ms_measured"] = std::max(0.0, lat["median"].get<double>() - kernel_ms);
+  if (!p.visit_probe_us.empty()) row["host_probe_us"] = Median(p.visit_probe_us);
   if (p.visit_medians_ms.size() > 1) {
     row["visit_medians_ms"] = p.visit_medians_ms;
     if (p.visit_probe_us.size() == p.visit_medians_ms.size()) row["visit_probe_us"] = p.visit_probe_us;

@@ -53,7 +53,8 @@ void AddVisit(const std::vector<double>& host_ms, const std::vector<double>& eve
               RoundedPoint* p, double probe_us = -1, int64_t order = -1);
 
 // The measured row of `p` from its pooled samples: latency_ms and event_ms spreads,
-// framework_ms_measured = pooled median latency - kernel_ms, and with more than one visit
+// framework_ms_measured = pooled median latency - kernel_ms, host_probe_us (the median of
+// the visits' probes, where they were timed), and with more than one visit
 // "visit_medians_ms", "visit_probe_us" and "visit_order" (where recorded) and "samples_ms"
 // (the pooled host samples). Null for a point without samples.
 nlohmann::json PooledRow(const RoundedPoint& p);

@@ -198,6 +198,8 @@ Status ReadDispatchRow(const json& row, const std::string& where, DispatchMeasur
     return s;
   if (!(s = ReadNumber(row, "cpu_gauge_us", where, false, 0, true, &d->cpu_gauge_us, kMaxUs)).ok())
     return s;
+  if (!(s = ReadNumber(row, "host_probe_us", where, false, 0, true, &d->host_probe_us, kMaxUs)).ok())
+    return s;
   if (row.contains("fuser") && !row.at("fuser").is_null()) {
     if (!row.at("fuser").is_boolean()) return InvalidInput(where + ".fuser: expected true, false or null");
     d->fuser = row.at("fuser").get<bool>();

@@ -83,6 +83,9 @@ struct DispatchMeasurement {
   // The CPU gauge read around the row's timing (scripts/cpu_gauge.py, microseconds; < 0: not
   // read): the host's CPU speed while it ran. calibrate/cpu_gauge.h brings rows to one speed.
   double cpu_gauge_us = -1;
+  // The host probe read around a chain the C++ bench timed (calibrate/host_probe.h,
+  // microseconds per op of LibTorch's 64-add chain; < 0: not read): the same for its rows.
+  double host_probe_us = -1;
 };
 
 // Empty kernels launched back to back through the driver (the C++ bench's "launches" list):

@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 
+#include "calibrate/host_probe.h"
 #include "calibrate/kernel_tracer.h"
 #include "calibrate/measurement_rounds.h"
 #include "calibrate/result_writer.h"
@@ -100,24 +101,6 @@ Timed TimeIters(F fn, double budget_s, int rounds, int warmup) {
   cudaEventDestroy(a);
   cudaEventDestroy(b);
   return t;
-}
-
-// How fast the host's CPU side is right now: LibTorch's time per op of the bench's 64-op
-// kernel chain (`x = x + 1` on an 8x8 CUDA tensor, each op one tiny kernel, so the host is
-// the bound; `ftax bench`'s libtorch-eager "kernel" row of 64 ops times the same), the
-// median of five chains (three, on host run o, let a blip of the host through now and then), in
-// microseconds per op.
-double HostProbeUs(const at::Tensor& x0) {
-  std::vector<double> per_op;
-  for (int rep = 0; rep < 5; ++rep) {
-    cudaDeviceSynchronize();
-    auto t0 = Clock::now();
-    at::Tensor x = x0;
-    for (int i = 0; i < 64; ++i) x = at::add(x, 1.0);
-    cudaDeviceSynchronize();
-    per_op.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / 64);
-  }
-  return Percentile(per_op, 0.5);
 }
 
 // CUPTI kernels of `iters` iterations, in a traced pass after the timed ones, each followed by a device synchronize: per kernel name

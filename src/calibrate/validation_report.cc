@@ -193,11 +193,16 @@ Expected<ValidationReport> CompareMeasurements(const json& measured, const HostP
     }
     DType precision = *dt;
     std::vector<std::string> notes;
-    const double row_gauge = m.contains("cpu_gauge_us") && m["cpu_gauge_us"].is_number()
-                                 ? m["cpu_gauge_us"].get<double>() : -1;
-    const bool rescale = opt.at_row_cpu_speed && IsPythonEager(*fw) && row_gauge > 0 &&
-                         profile.cpu_gauge_us > 0;
-    if (rescale) r.cpu_speed_factor = row_gauge / profile.cpu_gauge_us;
+    // The row's CPU speed: Python eager's by the Python gauge, the C++-timed frameworks'
+    // (TorchScript, CUDA graphs) by the host probe, each over the profile's reference.
+    auto number = [&](const char* key) {
+      return m.contains(key) && m[key].is_number() ? m[key].get<double>() : -1.0;
+    };
+    const bool python = IsPythonEager(*fw);
+    const double row_gauge = python ? number("cpu_gauge_us") : number("host_probe_us");
+    const double profile_gauge = python ? profile.cpu_gauge_us : profile.host_probe_us;
+    const bool rescale = opt.at_row_cpu_speed && row_gauge > 0 && profile_gauge > 0;
+    if (rescale) r.cpu_speed_factor = row_gauge / profile_gauge;
     Expected<PredictionPoint> p =
         rescale ? PredictPoint(g.value(), AtCpuSpeed(profile, *fw, r.cpu_speed_factor), *fw, precision,
                                opt.interval_samples, 1, &notes)
@@ -245,18 +250,23 @@ Expected<ValidationReport> CompareMeasurements(const json& measured, const HostP
     }
     rep.rows.push_back(r);
   }
-  std::vector<double> factors;
-  for (const ValidationRow& r : rep.rows)
-    if (r.cpu_speed_factor != 1) factors.push_back(r.cpu_speed_factor);
-  if (!factors.empty()) {
+  // One note per kind of reading: Python eager's gauge, the C++ frameworks' probe.
+  for (const bool python : {true, false}) {
+    std::vector<double> factors;
+    for (const ValidationRow& r : rep.rows) {
+      const auto fw = ParseFramework(r.framework);
+      if (r.cpu_speed_factor != 1 && fw && IsPythonEager(*fw) == python) factors.push_back(r.cpu_speed_factor);
+    }
+    if (factors.empty()) continue;
     std::sort(factors.begin(), factors.end());
     char buf[320];
     std::snprintf(buf, sizeof(buf),
-                  "%zu Python eager rows predicted at the CPU speed each was measured at: their CPU "
-                  "gauge over the profile's %.2f us, x%.2f to x%.2f (median x%.2f), scales the "
-                  "framework's CPU-side costs (--cpu-speed profile: not scaled)",
-                  factors.size(), profile.cpu_gauge_us, factors.front(), factors.back(),
-                  factors[factors.size() / 2]);
+                  "%zu %s rows predicted at the CPU speed each was measured at: their %s over the "
+                  "profile's %.2f us, x%.2f to x%.2f (median x%.2f), scales the framework's CPU-side "
+                  "costs (--cpu-speed profile: not scaled)",
+                  factors.size(), python ? "Python eager" : "TorchScript and CUDA-graph",
+                  python ? "CPU gauge" : "host probe", python ? profile.cpu_gauge_us : profile.host_probe_us,
+                  factors.front(), factors.back(), factors[factors.size() / 2]);
     rep.notes.push_back(buf);
   }
   SummarizeReport(&rep, opt);

@@ -35,10 +35,11 @@ struct CompareOptions {
   // Predict from the row's TorchScript file ("source" + "inputs") even when it names an arch
   // spec; rows without an arch spec always are.
   bool predict_from_file = false;
-  // Predict each Python eager row at the CPU speed it was measured at (`ftax validate
-  // --cpu-speed row`; off: every row at the profile's speed, as `ftax predict` does): where the row carries
-  // the CPU gauge read while it ran ("cpu_gauge_us") and the profile the gauge it is priced at,
-  // the framework's CPU-side costs are scaled by their ratio (predictor/cpu_speed.h).
+  // Predict each row at the CPU speed it was measured at (`ftax validate --cpu-speed row`; off:
+  // every row at the profile's speed, as `ftax predict` does): where a Python eager row carries
+  // the CPU gauge read while it ran ("cpu_gauge_us"), or a TorchScript or CUDA-graph row the
+  // host probe ("host_probe_us", calibrate/host_probe.h), and the profile the reading it is
+  // priced at, the framework's CPU-side costs are scaled by their ratio (predictor/cpu_speed.h).
   bool at_row_cpu_speed = false;
 };
 

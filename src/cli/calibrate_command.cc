@@ -219,6 +219,7 @@ int RunCalibrate(const CalibrateOptions& o) {
 
   HostProfile profile = c->profile;
   if (gauge.rows > 0) profile.cpu_gauge_us = gauge.reference_us;
+  if (gauge.probe.rows > 0) profile.host_probe_us = gauge.probe.reference_us;
   const std::vector<std::string> mix_lines = ApplyOpMix(all, &profile);
   profile.provenance = {{"date", UtcNow()},
                         {"tool", "ftax calibrate"},
@@ -255,6 +256,10 @@ int RunCalibrate(const CalibrateOptions& o) {
       summary["cpu_gauge"] = {{"reference_us", gauge.reference_us}, {"rows", gauge.rows},
                               {"scale_min", gauge.min_scale}, {"scale_median", gauge.median_scale},
                               {"scale_max", gauge.max_scale}};
+    if (gauge.probe.rows > 0)
+      summary["host_probe"] = {{"reference_us", gauge.probe.reference_us}, {"rows", gauge.probe.rows},
+                               {"scale_min", gauge.probe.min_scale}, {"scale_median", gauge.probe.median_scale},
+                               {"scale_max", gauge.probe.max_scale}};
     if (!mix_lines.empty()) summary["op_mix"] = mix_lines;
     summary["profile"] = o.output;
     summary["written"] = true;
@@ -271,6 +276,10 @@ int RunCalibrate(const CalibrateOptions& o) {
     std::cout << "\nCPU gauge: " << gauge.rows << " Python rows brought to " << Num(gauge.reference_us, 2)
               << " us per gauge add (the host's fast state), by x" << Num(gauge.min_scale, 2) << " to x"
               << Num(gauge.max_scale, 2) << " (median x" << Num(gauge.median_scale, 2) << ")\n";
+  if (o.format != "json" && gauge.probe.rows > 0)
+    std::cout << "Host probe: " << gauge.probe.rows << " C++ chains brought to " << Num(gauge.probe.reference_us, 2)
+              << " us per probe add (the host's fast state), by x" << Num(gauge.probe.min_scale, 2) << " to x"
+              << Num(gauge.probe.max_scale, 2) << " (median x" << Num(gauge.probe.median_scale, 2) << ")\n";
 
   for (const std::string& f : c->quality_failures)
     std::cerr << "ftax calibrate: warning: not trusted, " << f

@@ -304,6 +304,12 @@ static Expected<HostProfile> HostProfileFromJsonUnchecked(const json& j) {
       return InvalidInput("profile: cpu_gauge_us must be a positive number of microseconds");
     p.cpu_gauge_us = g.get<double>();
   }
+  if (j.contains("host_probe_us") && !j.at("host_probe_us").is_null()) {
+    const json& g = j.at("host_probe_us");
+    if (!g.is_number() || !(g.get<double>() > 0) || g.get<double>() > 1e6)
+      return InvalidInput("profile: host_probe_us must be a positive number of microseconds");
+    p.host_probe_us = g.get<double>();
+  }
 
   if (!j.contains("gpu") || !j.at("gpu").is_object())
     return InvalidInput("profile: missing object 'gpu'");
@@ -440,6 +446,7 @@ json HostProfileToJson(const HostProfile& p) {
   j["kind"] = "ftax-host-profile";
   if (p.synthetic) j["synthetic"] = true;
   if (p.cpu_gauge_us > 0) j["cpu_gauge_us"] = p.cpu_gauge_us;
+  if (p.host_probe_us > 0) j["host_probe_us"] = p.host_probe_us;
   j["host"] = p.host;
   j["provenance"] = p.provenance;
   j["fit"] = p.fit;

@@ -143,6 +143,11 @@ struct HostProfile {
   // which calibrate brought every bench row that carried a gauge (calibrate/cpu_gauge.h).
   // < 0: unknown (benches before 2026-11-26 read no gauge).
   double cpu_gauge_us = -1;
+  // The host probe (calibrate/host_probe.h: microseconds per op of LibTorch's chain of 64 adds
+  // on a CUDA tensor, from C++) at which the C++ bench's chains are priced: the host's fast
+  // state, to which calibrate brought every chain that read it. < 0: unknown (benches
+  // before 2026-11-26 read no probe around their chains).
+  double host_probe_us = -1;
 
   const FrameworkParams* FindFramework(Framework f) const;
 };

@@ -37,6 +37,29 @@ TEST(CpuGaugeTest, RowsTimedSlowAreBroughtToTheFastState) {
   EXPECT_DOUBLE_EQ(m.dispatch[12].call_us.median, 500);  // no gauge: as measured
 }
 
+// The C++ bench's chains read the host probe, not the Python gauge: brought to the p10 of
+// their own probes, apart from the Python rows.
+TEST(CpuGaugeTest, CppChainsAreBroughtToTheFastStateByTheHostProbe) {
+  Measurements m;
+  for (int i = 0; i < 4; ++i) m.dispatch.push_back(Row(100, 3.0));
+  for (int i = 0; i < 9; ++i) {
+    DispatchMeasurement d = Row(60, -1);
+    d.framework = Framework::kTorchscript;
+    d.host_probe_us = i < 8 ? 6.0 : 9.0;  // the last chain ran 1.5x slow
+    m.dispatch.push_back(d);
+  }
+  CpuGaugeNormalization n = NormalizeToCpuGauge(&m);
+  EXPECT_DOUBLE_EQ(n.reference_us, 3.0);
+  EXPECT_EQ(n.rows, 4);
+  EXPECT_DOUBLE_EQ(n.probe.reference_us, 6.0);
+  EXPECT_EQ(n.probe.rows, 9);
+  EXPECT_NEAR(n.probe.min_scale, 2.0 / 3.0, 1e-12);
+  EXPECT_NEAR(m.dispatch.back().call_us.median, 40, 1e-9);
+  EXPECT_DOUBLE_EQ(m.dispatch.back().host_probe_us, 6.0);
+  EXPECT_DOUBLE_EQ(m.dispatch[4].call_us.median, 60);
+  EXPECT_DOUBLE_EQ(m.dispatch[0].call_us.median, 100);  // the Python rows by their own gauge
+}
+
 TEST(CpuGaugeTest, NoGaugeNoChange) {
   Measurements m;
   m.dispatch.push_back(Row(100, -1));

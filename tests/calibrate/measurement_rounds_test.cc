@@ -57,6 +57,19 @@ TEST(MeasurementRoundsTest, PooledRowIsTheSpreadOfAllVisitsSamples) {
   ASSERT_EQ(row["visit_probe_us"].size(), 2u);
   EXPECT_DOUBLE_EQ(row["visit_probe_us"][1].get<double>(), 9.5);
   EXPECT_EQ(row["visit_order"], nlohmann::json::array({3, 17}));
+  EXPECT_DOUBLE_EQ(row["host_probe_us"].get<double>(), (5.0 + 9.5) / 2);  // the visits' median
+}
+
+// One visit (one round): the row still says how fast the CPU ran while it was measured.
+TEST(MeasurementRoundsTest, OneVisitKeepsItsProbe) {
+  RoundedPoint p;
+  AddVisit({1.0, 1.2}, {1.0, 1.0}, &p, 6.5);
+  nlohmann::json row = PooledRow(p);
+  EXPECT_DOUBLE_EQ(row["host_probe_us"].get<double>(), 6.5);
+  EXPECT_FALSE(row.contains("visit_probe_us"));
+  RoundedPoint q;
+  AddVisit({1.0}, {1.0}, &q);
+  EXPECT_FALSE(PooledRow(q).contains("host_probe_us"));
 }
 
 TEST(MeasurementRoundsTest, ProbesAreWrittenOnlyWhenEveryVisitHasOne) {

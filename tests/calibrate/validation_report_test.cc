@@ -166,6 +166,24 @@ TEST(ValidationReportTest, RowsCanBePredictedAtTheCpuSpeedTheyRanAt) {
   EXPECT_TRUE(noted);
   row["cpu_gauge_us"] = -2;
   EXPECT_FALSE(CompareMeasurements({{"rows", {row}}}, prof, opt).ok());
+
+  // A TorchScript row goes by the host probe (C++), never by a Python gauge.
+  prof.host_probe_us = 6.0;
+  json ts = plain;
+  ts["framework"] = "torchscript";
+  ts["host_probe_us"] = 9.0;
+  ts["cpu_gauge_us"] = 30.0;  // not its reading
+  json ts_plain = ts;
+  ts_plain.erase("host_probe_us");
+  Expected<ValidationReport> ts_row = CompareMeasurements({{"rows", {ts, ts_plain}}}, prof, opt);
+  ASSERT_TRUE(ts_row.ok()) << ts_row.status().message();
+  ASSERT_EQ(ts_row->rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(ts_row->rows[0].cpu_speed_factor, 1.5);
+  EXPECT_DOUBLE_EQ(ts_row->rows[1].cpu_speed_factor, 1);
+  EXPECT_GT(ts_row->rows[0].predicted.framework_ms, ts_row->rows[1].predicted.framework_ms);
+  bool probe_noted = false;
+  for (const std::string& n : ts_row->notes) probe_noted |= n.find("their host probe over the profile's 6.00 us") != std::string::npos;
+  EXPECT_TRUE(probe_noted);
 }
 
 }  // namespace

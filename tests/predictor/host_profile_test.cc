@@ -205,6 +205,18 @@ TEST(HostProfileTest, CpuGaugeRoundTripsAndIsChecked) {
   bad = HostProfileFromJson(j);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("mix_scale"), std::string::npos);
+  // The host probe the C++ chains are priced at, likewise.
+  j["frameworks"]["pytorch-eager"].erase("mix_scale");
+  EXPECT_FALSE(j.contains("host_probe_us"));
+  p.host_probe_us = 6.4;
+  j = HostProfileToJson(p);
+  q = HostProfileFromJson(j);
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  EXPECT_DOUBLE_EQ(q->host_probe_us, 6.4);
+  j["host_probe_us"] = "fast";
+  bad = HostProfileFromJson(j);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("host_probe_us"), std::string::npos);
 }
 
 }  // namespace
