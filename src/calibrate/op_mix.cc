@@ -8,6 +8,10 @@
 namespace ftax {
 namespace {
 
+// A mix timed at a gauge this much above the fast state's is flagged: host run as's, at 1.45x,
+// came out x2.05; the mixes of hosts an, ao, ap and aq, at 1.02-1.30x, x1.55-1.87.
+constexpr double kSlowMixGauge = 1.4;
+
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
@@ -78,6 +82,20 @@ std::vector<std::string> ApplyOpMix(const Measurements& m, HostProfile* profile)
     if (r > 0 && IsPythonEager(x.framework)) {
       ratios[x.framework].push_back(r);
       calls[x.framework] = x.n_ops;
+      // Chains brought from the slow state by the gauge's full ratio come out too cheap (a
+      // gauge 1.7-1.95x slow meant models only 1.2-1.7x slower, host run an), so a mix timed
+      // slow sets itself against too small a sum: host run as's, at 1.45x, came out x2.05
+      // where four other hosts' gave x1.55-1.82, and priced its CNNs up to 46% slow.
+      if (x.cpu_gauge_us > 0 && profile->cpu_gauge_us > 0 &&
+          x.cpu_gauge_us > kSlowMixGauge * profile->cpu_gauge_us) {
+        char buf[320];
+        std::snprintf(buf, sizeof(buf),
+                      "%s: warning: the op mix was timed while the CPU ran slow (gauge %.2f us against "
+                      "the fast state's %.2f): its ratio may be too high; rerun `ftax bench` when the host "
+                      "is quiet",
+                      FrameworkName(x.framework), x.cpu_gauge_us, profile->cpu_gauge_us);
+        lines.push_back(buf);
+      }
     }
   }
   for (auto& [fw, r] : ratios) {

@@ -37,6 +37,25 @@ TEST(OpMixTest, ScalesPythonEagerDispatchByTheMedianRatio) {
   EXPECT_DOUBLE_EQ(back->frameworks.at("pytorch-eager").mix_scale, 1.5);
 }
 
+// A mix timed while the CPU ran slow is applied, and flagged.
+TEST(OpMixTest, AMixTimedInTheSlowStateIsFlagged) {
+  HostProfile p = testing::SyntheticProfile();
+  p.cpu_gauge_us = 3.0;
+  Measurements m;
+  MixMeasurement x{Framework::kPytorchEager, 108, 2.05};
+  x.cpu_gauge_us = 4.33;
+  m.mixes.push_back(x);
+  std::vector<std::string> lines = ApplyOpMix(m, &p);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[0].find("warning: the op mix was timed while the CPU ran slow (gauge 4.33"), std::string::npos)
+      << lines[0];
+  EXPECT_DOUBLE_EQ(p.frameworks.at("pytorch-eager").mix_scale, 2.05);
+  HostProfile q = testing::SyntheticProfile();
+  q.cpu_gauge_us = 3.0;
+  m.mixes[0].cpu_gauge_us = 3.3;  // 1.1x: within the fast state's spread
+  EXPECT_EQ(ApplyOpMix(m, &q).size(), 1u);
+}
+
 TEST(OpMixTest, TorchscriptMixIsPricedAsThePredictorWouldAndReportedNotApplied) {
   HostProfile p = testing::SyntheticProfile();
   FrameworkParams& ts = p.frameworks["torchscript"];
