@@ -240,7 +240,10 @@ Expected<ValidationReport> CompareMeasurements(const json& measured, const HostP
       e.measured_class_ms = r.measured_class_ms;
       e.predicted_class_ms = r.predicted.class_ms;
       e.visit_medians_ms = r.visit_medians_ms;
-      if (m.contains("host_probe_us") && m["host_probe_us"].is_number()) {
+      // Python eager's probe (validate_eager.py's) against the bench's Python chain. A C++
+      // row's probe is not evidence of a slow visit: on host run as the same model measured
+      // in either probe state ran at the same ratio to its prediction.
+      if (IsPythonEager(*fw) && m.contains("host_probe_us") && m["host_probe_us"].is_number()) {
         e.host_probe_us = m["host_probe_us"].get<double>();
         const FrameworkParams* eager = profile.FindFramework(Framework::kPytorchEager);
         if (eager && eager->dispatch_us[int(DispatchClass::kKernel)].known())

@@ -113,16 +113,26 @@ TEST(ValidationReportTest, MissesAndOnlyMissesCarryTheirCause) {
   EXPECT_EQ(j["frameworks"][0]["miss_causes"]["host drift"], 1);
   EXPECT_EQ(j["frameworks"][0]["miss_causes"]["framework overhead"], 1);
 
-  // A row whose process probe ran 1.5x the profile's Python-eager chain of adds is put on the
-  // process; a probe that is not a positive number is refused, naming the field.
+  // A Python eager row whose process probe ran 1.5x the profile's Python-eager chain of adds
+  // is put on the process; a TorchScript row's probe (C++) is no such evidence; a probe that
+  // is not a positive number is refused, naming the field.
   const FrameworkParams* eager = prof->FindFramework(Framework::kPytorchEager);
   ASSERT_TRUE(eager && eager->dispatch_us[int(DispatchClass::kKernel)].known());
+  Expected<PredictionPoint> pe =
+      PredictPoint(g.value(), prof.value(), Framework::kPytorchEager, DType::kFloat16, 0, 1, nullptr);
+  ASSERT_TRUE(pe.ok());
+  json slow_eager = row(pe->latency_ms * 1.6, nullptr);
+  slow_eager["framework"] = "pytorch-eager";
+  slow_eager["kernel_ms"] = pe->compute_ms;
+  slow_eager["host_probe_us"] = 1.5 * eager->dispatch_us[int(DispatchClass::kKernel)].value;
   json slow = row(ms * 1.6, nullptr);
-  slow["host_probe_us"] = 1.5 * eager->dispatch_us[int(DispatchClass::kKernel)].value;
-  Expected<ValidationReport> probed = CompareMeasurements({{"rows", {slow}}}, prof.value(), opt);
+  slow["host_probe_us"] = slow_eager["host_probe_us"];
+  Expected<ValidationReport> probed = CompareMeasurements({{"rows", {slow_eager, slow}}}, prof.value(), opt);
   ASSERT_TRUE(probed.ok()) << probed.status().message();
-  ASSERT_TRUE(probed->rows[0].miss.has_value());
+  ASSERT_EQ(probed->rows.size(), 2u);
+  ASSERT_TRUE(probed->rows[0].miss.has_value() && probed->rows[1].miss.has_value());
   EXPECT_EQ(probed->rows[0].miss->kind, "slow process");
+  EXPECT_EQ(probed->rows[1].miss->kind, "framework overhead");
   slow["host_probe_us"] = -3;
   Expected<ValidationReport> bad = CompareMeasurements({{"rows", {slow}}}, prof.value(), opt);
   ASSERT_FALSE(bad.ok());
