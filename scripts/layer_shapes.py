@@ -17,8 +17,12 @@ inference (`ftax inspect --by-node`, the binary given by --ftax), since ONNX's s
 position-id slices of BERT-like exports.
 Two small grids are added: patchify convolutions (an image of 3 channels cut into patches:
 kernel equal to stride, the patch embedding of vision transformers and ConvNeXt's stem), since
-each model has one such layer and its width varies, and grouped 3x3 convolutions of 4 to 64
-channels a group, since the calibration models' grouped layers all have 8.
+each model has one such layer and its width varies, grouped 3x3 convolutions of 4 to 64
+channels a group, since the calibration models' grouped layers all have 8, and grouped 1x1
+convolutions (2, 4 or 8 groups, 1-D over 128 positions and 2-D), which no calibration model has:
+cuDNN runs some of them group by group, a layout transpose, a kernel and a transpose back each
+(validation/scripts/grouped_conv_kernels.py), so a model built of them launches several times
+the kernels its layer count says, and only a measured point can tell how many.
 
 `ftax bench` reads the file (data/zoo/layer-shapes.json, found beside the binary once
 installed) and times every row at batch 1, 8 and 64 (kernel rows labelled "layer ...").
@@ -47,6 +51,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Grouped 3x3 convolutions beyond the calibration models' own (RegNet-Y's 8 channels a group):
 # channels per group x (channels, spatial size), as ResNeXt- and RegNet-style stages have them.
 GROUPED_GRID = [(gw, c, hw) for gw in (4, 16, 32, 64) for c, hw in ((128, 56), (256, 28), (512, 14))]
+# Grouped 1x1 convolutions: groups x (channels in, channels out, spatial size), 1-D over 128
+# positions (a sequence model's layers) and 2-D, square and widening or narrowing 4x.
+GROUPED_POINTWISE_GRID = ([(g, cin, cout, [128]) for g in (2, 4, 8)
+                           for cin, cout in ((256, 256), (1024, 1024), (512, 2048), (2048, 512))] +
+                          [(g, c, c, [hw, hw]) for g in (2, 4, 8) for c, hw in ((128, 28), (256, 14))])
 PATCH_GRID = [(4, 3, 96), (4, 3, 128), (4, 3, 192), (8, 3, 384), (14, 3, 768), (14, 3, 1024),
               (16, 3, 192), (16, 3, 384), (16, 3, 768), (16, 3, 1024), (32, 3, 768), (32, 3, 1024)]
 
@@ -356,6 +365,12 @@ def main():
              "kernel": [3, 3], "stride": [1, 1], "pad": [1, 1], "dilation": [1, 1]}
         m = merged.setdefault(key(r), dict(r, models=[], count=0))
         m.setdefault("grid", True)
+    for g, cin, cout, spatial in GROUPED_POINTWISE_GRID:
+        nd = len(spatial)
+        r = {"op": "conv", "cin": cin, "cout": cout, "groups": g, "spatial": spatial,
+             "kernel": [1] * nd, "stride": [1] * nd, "pad": [0] * nd, "dilation": [1] * nd}
+        m = merged.setdefault(key(r), dict(r, models=[], count=0))
+        m.setdefault("grid", True)
     rows = sorted(merged.values(), key=lambda r: (r["op"], kind(r), -r["count"], key(r)))
     # Cap the convolutions: per kind, the most frequent geometries first, round-robin.
     convs = [r for r in rows if r["op"] == "conv" and not r.get("grid")]
@@ -376,7 +391,8 @@ def main():
         "schema_version": 1,
         "kind": "ftax-layer-shapes",
         "about": "Convolution, pooling and layer-norm geometries of the calibration models "
-                 "(data/zoo/split.json), at batch 1, with grids of patchify and grouped convolutions; "
+                 "(data/zoo/split.json), at batch 1, with grids of patchify, grouped 3x3 and grouped 1x1 "
+                 "convolutions; "
                  "ftax bench times each at batch 1, 8 and 64. Made by scripts/layer_shapes.py from "
                  "tests/data/parity.",
         "models": report,
