@@ -163,6 +163,7 @@ class Walker {
     work_.kernels.reserve(g_.ops.size());
     const bool any_gelu = !gelu_member_.empty() || !gelu_input_.empty();
     const bool any_attention = !attention_.empty();
+    if (IsTorchCompile(opt_.framework)) inductor_channels_last_ = InductorRunsConvsChannelsLast();
     for (size_t i = 0; i < g_.ops.size(); ++i) {
       if (any_attention) {
         // Folded into its attention's last MatMul, or a packed q, k, v split (no work).
@@ -1351,7 +1352,11 @@ class Walker {
     kw->flops = 2.0 * double(kw->m) * double(kw->n) * double(kw->k) * double(groups);
     double bx = Bytes(op.inputs[0]), bw = Bytes(op.inputs[1]);
     kw->bytes = bx + bw + out_bytes;
-    const bool nhwc = InSet(channels_last_, op.inputs[0]);
+    // Under torch.compile's channels-last layout a dense or grouped convolution with a kernel
+    // over 1x1 runs without its layout transposes. A 1x1 one runs as a GEMM in either layout
+    // (kPointwise, no transposes), and a depthwise one is priced by its bytes in either.
+    const bool nhwc = InSet(channels_last_, op.inputs[0]) ||
+                      (inductor_channels_last_ && x->size() == 4 && kw->cls == KernelClass::kConv && kernel > 1);
     if (kw->cls == KernelClass::kDepthwise) {
       // A depthwise kernel is priced by its bytes; a large-kernel or channels-last one by
       // its geometry too (outputs per channel, channels, kernel area), since 5x5 and 7x7
@@ -1631,6 +1636,53 @@ class Walker {
            IsTorchCompile(opt_.framework);
   }
 
+  // Whether torch.compile's Inductor runs this graph's convolutions channels-last (its layout
+  // optimization, decided per graph in torch/_inductor/graph.py, decide_layout_opt): a graph
+  // with convolutions, static shapes (ftax predicts each batch as compiled for its own shapes,
+  // dynamic=False), and not a few convolutions among many other nodes (its FX graph at least
+  // 300 nodes per convolution; counted here as the ops plus the parameters, which the graph
+  // takes as inputs). For inference, the convolutions' FLOPs are weighted by the speed-up
+  // Inductor expects from channels-last per kind of layer (grouped with more than one input
+  // channel a group 1.358, small, both channel counts at most 64, 0.783, narrowing, out at most
+  // half of in with a kernel over 1, 0.725, any other 0.823), and it turns the layout on when
+  // the weighted FLOPs do not exceed the plain ones. Channels-last convolutions run cuDNN's NHWC
+  // kernels without the layout transposes an NCHW one adds (CUPTI, H200, ResNet-18 fp16 under
+  // torch.compile: 20 convolution kernels, none of cuDNN's nchwToNhwc or nhwcToNchw).
+  bool InductorRunsConvsChannelsLast() {
+    int convs = 0;
+    double params = 0, total = 0, weighted = 0;
+    for (const auto& [name, t] : g_.tensors)
+      if (t.is_initializer) params += 1;
+    for (const Op& op : g_.ops) {
+      const LoweringRule* rule = RuleFor(op);
+      if (!rule || rule->recipe != KernelRecipe::kConv || op.inputs.size() < 2 || op.outputs.empty()) continue;
+      ++convs;
+      const Shape* w = ShapeOf(op.inputs[1]);
+      const double out = Numel(op.outputs[0]);
+      if (!w || w->size() < 3 || out <= 0) continue;
+      const int64_t groups = op.IntAttr("group", op.IntAttr("groups", 1));
+      const int64_t cout = (*w)[0].value, cin_g = (*w)[1].value, kh = (*w)[2].value;
+      double area = 1;
+      for (size_t i = 2; i < w->size(); ++i) area *= double((*w)[i].value);
+      const double flops = 2.0 * out * double(cin_g) * area;
+      const double factor = groups > 1 && cin_g > 1       ? 1.358
+                            : cout <= 64 && cin_g <= 64    ? 0.783
+                            : cout * 2 <= cin_g && kh > 1 ? 0.725
+                                                           : 0.823;
+      total += flops;
+      weighted += flops * factor;
+    }
+    if (convs == 0) return false;
+    const double nodes = double(g_.ops.size()) + params;
+    bool on = nodes < 300.0 * convs && weighted <= total;
+    work_.notes.push_back(std::string("torch.compile: Inductor ") +
+                          (on ? "runs the convolutions channels-last (NHWC kernels, no layout transposes)"
+                              : "keeps the convolutions in their NCHW layout") +
+                          " (" + std::to_string(convs) + " convolutions among about " +
+                          std::to_string(int64_t(nodes)) + " graph nodes)");
+    return on;
+  }
+
   bool RunsEagerCode() const {
     return IsPythonEager(opt_.framework) || opt_.framework == Framework::kLibtorchEager;
   }
@@ -1722,6 +1774,7 @@ class Walker {
   TensorSet sliced_;  // outputs of slices, chunks and splits (views, in general not contiguous)
   TensorSet attention_out_;
   TensorSet channels_last_;  // 4-D tensors in NHWC memory (TrackChannelsLast)
+  bool inductor_channels_last_ = false;  // torch.compile runs every 2-D convolution channels-last
   TensorSet host_scalars_;  // 0-d tensors on the CPU (IsHostScalarArithmetic)
   std::map<std::string, int> unknown_;
   std::map<std::string, int> generic_;

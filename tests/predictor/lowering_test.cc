@@ -1149,6 +1149,58 @@ TEST(LoweringTest, ChannelsLastConvolutions) {
   EXPECT_EQ(copies, 0);  // the NHWC conv output moved channels-last is contiguous
 }
 
+// torch.compile's Inductor runs a graph's convolutions channels-last when its layout rule
+// says so (InductorRunsConvsChannelsLast): a 3x3 dense convolution then runs cuDNN's NHWC
+// kernel (variant nhwc, no layout transposes), a 1x1 one stays a GEMM (pointwise). By hand:
+// ResNet-like, a 3x3 64->128 and a 1x1 128->128, neither grouped nor small nor narrowing, so
+// weighted FLOPs are 0.823 of the plain ones: on. One grouped 3x3 (4 channels a group) weighs
+// 1.358: off. One convolution among 300 other ops (and the graph's two weights): off. Eager
+// code never.
+TEST(LoweringTest, TorchCompileRunsConvolutionsChannelsLastByInductorsRule) {
+  auto conv = [](const char* in, const char* w, const char* out, int64_t groups) {
+    Op op = MakeOp("aten", "conv2d", {in, w}, {out});
+    op.attrs["groups"].kind = Attribute::Kind::kInt;
+    op.attrs["groups"].i = groups;
+    return op;
+  };
+  auto variants = [](const Graph& g, Framework f) {
+    Expected<WorkList> wl = Lower(g, {f, DType::kFloat16});
+    EXPECT_TRUE(wl.ok()) << wl.status().message();
+    std::vector<KernelVariant> v;
+    if (!wl.ok()) return v;
+    for (const KernelWork& k : wl->kernels)
+      if (k.cls == KernelClass::kConv) v.push_back(k.variant);
+    return v;
+  };
+  Graph resnet;
+  resnet.tensors["x"] = T("x", {8, 64, 56, 56}, DType::kFloat16);
+  resnet.tensors["w3"] = T("w3", {128, 64, 3, 3}, DType::kFloat16, true);
+  resnet.tensors["y"] = T("y", {8, 128, 54, 54}, DType::kFloat16);
+  resnet.tensors["w1"] = T("w1", {128, 128, 1, 1}, DType::kFloat16, true);
+  resnet.tensors["z"] = T("z", {8, 128, 54, 54}, DType::kFloat16);
+  resnet.ops = {conv("x", "w3", "y", 1), conv("y", "w1", "z", 1)};
+  EXPECT_EQ(variants(resnet, Framework::kTorchCompile),
+            (std::vector<KernelVariant>{KernelVariant::kNhwc, KernelVariant::kPointwise}));
+  EXPECT_EQ(variants(resnet, Framework::kTorchCompileReduceOverhead),
+            (std::vector<KernelVariant>{KernelVariant::kNhwc, KernelVariant::kPointwise}));
+  EXPECT_EQ(variants(resnet, Framework::kPytorchEager),
+            (std::vector<KernelVariant>{KernelVariant::kPlain, KernelVariant::kPointwise}));
+
+  Graph grouped;
+  grouped.tensors["x"] = T("x", {8, 128, 56, 56}, DType::kFloat16);
+  grouped.tensors["w"] = T("w", {128, 4, 3, 3}, DType::kFloat16, true);
+  grouped.tensors["y"] = T("y", {8, 128, 54, 54}, DType::kFloat16);
+  grouped.ops = {conv("x", "w", "y", 32)};
+  EXPECT_EQ(variants(grouped, Framework::kTorchCompile), (std::vector<KernelVariant>{KernelVariant::kGrouped}));
+
+  Graph few = resnet;
+  few.ops = {conv("x", "w3", "y", 1)};
+  for (int i = 0; i < 300; ++i) few.ops.push_back(MakeOp("aten", "relu", {"y"}, {"y"}));
+  EXPECT_EQ(variants(few, Framework::kTorchCompile), (std::vector<KernelVariant>{KernelVariant::kPlain}));
+  few.ops.resize(297);  // 1 convolution and 296 relus, with the 2 parameters 299 nodes: under 300
+  EXPECT_EQ(variants(few, Framework::kTorchCompile), (std::vector<KernelVariant>{KernelVariant::kNhwc}));
+}
+
 // A trace turns Python's int arithmetic on sizes into aten ops on 0-d CPU tensors (Swin's
 // window padding): no GPU kernel, no op at all for code that runs in Python, a CPU dispatch
 // for the TorchScript interpreter. What they compute can still scale a GPU tensor, which is a
