@@ -37,7 +37,8 @@ TEST(OpMixTest, ScalesPythonEagerDispatchByTheMedianRatio) {
   EXPECT_DOUBLE_EQ(back->frameworks.at("pytorch-eager").mix_scale, 1.5);
 }
 
-// A mix timed while the CPU ran slow is applied, and flagged.
+// A mix timed while the CPU ran slow is flagged and left out; a framework with no other mix
+// takes the typical ratio of hosts whose mix ran at their fast state.
 TEST(OpMixTest, AMixTimedInTheSlowStateIsFlagged) {
   HostProfile p = testing::SyntheticProfile();
   p.cpu_gauge_us = 3.0;
@@ -47,13 +48,27 @@ TEST(OpMixTest, AMixTimedInTheSlowStateIsFlagged) {
   m.mixes.push_back(x);
   std::vector<std::string> lines = ApplyOpMix(m, &p);
   ASSERT_EQ(lines.size(), 2u);
-  EXPECT_NE(lines[0].find("warning: the op mix was timed while the CPU ran slow (gauge 4.33"), std::string::npos)
+  EXPECT_NE(lines[0].find("warning: the op mix (x2.05) was timed while the CPU ran slow (gauge 4.33"),
+            std::string::npos)
       << lines[0];
-  EXPECT_DOUBLE_EQ(p.frameworks.at("pytorch-eager").mix_scale, 2.05);
+  EXPECT_NE(lines[1].find("op mix x1.75, the typical ratio"), std::string::npos) << lines[1];
+  // Its ratio is left out: with no other mix, the typical one scales the costs.
+  EXPECT_DOUBLE_EQ(p.frameworks.at("pytorch-eager").mix_scale, 1.75);
+  EXPECT_DOUBLE_EQ(p.frameworks.at("pytorch-eager").dispatch_us[int(DispatchClass::kKernel)].value, 10 * 1.75);
+  // Beside a mix timed at the fast state, that one alone counts.
+  HostProfile r = testing::SyntheticProfile();
+  r.cpu_gauge_us = 3.0;
+  MixMeasurement fast{Framework::kPytorchEager, 108, 1.6};
+  fast.cpu_gauge_us = 3.2;
+  m.mixes.push_back(fast);
+  ApplyOpMix(m, &r);
+  EXPECT_DOUBLE_EQ(r.frameworks.at("pytorch-eager").mix_scale, 1.6);
   HostProfile q = testing::SyntheticProfile();
   q.cpu_gauge_us = 3.0;
+  m.mixes.pop_back();
   m.mixes[0].cpu_gauge_us = 3.3;  // 1.1x: within the fast state's spread
   EXPECT_EQ(ApplyOpMix(m, &q).size(), 1u);
+  EXPECT_DOUBLE_EQ(q.frameworks.at("pytorch-eager").mix_scale, 2.05);
 }
 
 TEST(OpMixTest, TorchscriptMixIsPricedAsThePredictorWouldAndReportedNotApplied) {
