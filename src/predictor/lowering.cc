@@ -1354,9 +1354,12 @@ class Walker {
     kw->bytes = bx + bw + out_bytes;
     // Under torch.compile's channels-last layout a dense or grouped convolution with a kernel
     // over 1x1 runs without its layout transposes. A 1x1 one runs as a GEMM in either layout
-    // (kPointwise, no transposes), and a depthwise one is priced by its bytes in either.
+    // (kPointwise, no transposes), a depthwise one is priced by its bytes in either, and a
+    // patch embedding keeps its own measured points (kPatchify), the bench having none of it
+    // channels-last.
     const bool nhwc = InSet(channels_last_, op.inputs[0]) ||
-                      (inductor_channels_last_ && x->size() == 4 && kw->cls == KernelClass::kConv && kernel > 1);
+                      (inductor_channels_last_ && x->size() == 4 && kw->cls == KernelClass::kConv && kernel > 1 &&
+                       !IsPatchify(op, *w));
     if (kw->cls == KernelClass::kDepthwise) {
       // A depthwise kernel is priced by its bytes; a large-kernel or channels-last one by
       // its geometry too (outputs per channel, channels, kernel area), since 5x5 and 7x7
