@@ -71,8 +71,8 @@ void SetupBenchCommand(CLI::App& app) {
       "every finished row (rerun with --resume to measure only what is missing). Host times\n"
       "are taken with no profiler attached; kernel records come from separate traced passes.\n"
       "It also times the convolution, pooling and layer-norm layers of real models\n"
-      "(--layer-shapes). With --dtypes fp16 a run takes 80 to 100 s on an H100 or H200, layer\n"
-      "rows and torch.compile's chains included (validation/README.md); the default three\n"
+      "(--layer-shapes). With --dtypes fp16 a run takes 2 to 3 minutes on an H100 or H200,\n"
+      "layer rows and torch.compile's chains included (validation/README.md); the default three\n"
       "dtypes take longer. It prints\n"
       "\"[k of N] point, time left\" lines as it goes.");
   cmd->add_option("-o,--output", opt->output, "measurement file to write")->required();
