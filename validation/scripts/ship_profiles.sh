@@ -12,14 +12,18 @@ outdir=$(mkdir -p "${2:-$root/data/profiles}" && cd "${2:-$root/data/profiles}" 
 cd "$root"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+source "$root/validation/scripts/measured_runs.sh"
 split=data/zoo/split.json
 cal=$(python3 -c "import json;print(' '.join(json.load(open('$split'))['calibration']))")
 ev=$(python3 -c "import json;print(' '.join(json.load(open('$split'))['evaluation']))")
 # GPU name and the host run its shipped profile comes from (the newest timed without a profiler)
 for pair in h200:validation/h200/2026-11-23p h100:validation/h100/2026-11-23q; do
   gpu=${pair%%:*}; run=${pair#*:}
-  runs=(--measured "$run/torchscript-cudagraph.json" --measured "$run/eager.json")
-  "$ftax" calibrate "$run/bench.measurements.json" -o "$work/$gpu-profile.json" > "$work/$gpu-calibrate.txt" 2>&1
+  out=$work  # measured() unpacks FILE.json.xz there
+  mapfile -t runs < <(measured "$run/torchscript-cudagraph.json" "$run/eager.json")
+  bench="$run/bench.measurements.json"
+  [ -f "$bench" ] || { xz -dc "$bench.xz" > "$work/$gpu-bench.json"; bench="$work/$gpu-bench.json"; }
+  "$ftax" calibrate "$bench" -o "$work/$gpu-profile.json" > "$work/$gpu-calibrate.txt" 2>&1
   # shellcheck disable=SC2086  # the model lists are one argument per model
   "$ftax" validate "${runs[@]}" --profile "$work/$gpu-profile.json" --refined-profile "$work/$gpu-refined.json" \
     --refine-models $cal >/dev/null 2>&1
