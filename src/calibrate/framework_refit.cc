@@ -216,6 +216,23 @@ Expected<RefitReport> PriorFromRefinedProfiles(const std::vector<HostProfile>& r
     }
   }
   if (graph_same_gpu.size() >= 2) scales["cuda-graph"] = graph_same_gpu;
+  // Relative per-op scales, op type by op type, from the profiles whose refinement fitted them.
+  std::map<std::string, std::map<std::string, std::vector<double>>> op_scales;
+  std::map<std::string, int> op_scale_profiles;
+  for (size_t i = 0; i < refined.size(); ++i) {
+    const nlohmann::json& prov = refined[i].provenance;
+    if (!prov.contains("refinement_op_scale") || !prov["refinement_op_scale"].is_object()) continue;
+    for (const auto& [fw, entry] : prov["refinement_op_scale"].items()) {
+      if (!entry.is_object() || !entry.contains("op_scale") || !entry["op_scale"].is_object()) continue;
+      bool any = false;
+      for (const auto& [op, v] : entry["op_scale"].items())
+        if (v.is_number() && v.get<double>() > 0) {
+          op_scales[fw][op].push_back(v.get<double>());
+          any = true;
+        }
+      if (any) ++op_scale_profiles[fw];
+    }
+  }
   // Python eager under torch.no_grad() runs the same Python code as under inference_mode(), so
   // where no host refined it on its own runs it takes the inference-mode scale: the scale
   // corrects for Python glue the bench's chains lack, and the bench measures each mode's
@@ -225,6 +242,15 @@ Expected<RefitReport> PriorFromRefinedProfiles(const std::vector<HostProfile>& r
       scales["pytorch-eager-no-grad" + suffix] = scales["pytorch-eager" + suffix];
   RefitReport rep;
   for (const auto& [key, v] : scales) {
+    if (v.size() < 2) {
+      // One host's scale has no spread to be the prior's uncertainty, and one host's level of
+      // a framework's costs did not carry: host run av's TorchScript scale (x1.044, on its
+      // calibration models) took host run aq's evaluation models from 39 to 29 of 58.
+      const bool by_op = key.find(kOpSuffix) != std::string::npos;
+      rep.not_carried.push_back(key.substr(0, key.find('#')) + (by_op ? " (costs by op type)" : "") + ": x" +
+                                std::to_string(v[0]).substr(0, 5) + " from one profile alone, not carried");
+      continue;
+    }
     const double s = Median(v);
     std::vector<double> dev;
     for (double x : v) dev.push_back(std::fabs(x - s));
@@ -239,6 +265,11 @@ Expected<RefitReport> PriorFromRefinedProfiles(const std::vector<HostProfile>& r
     e.op_costs = by_op;
     e.timed_launch = timed;
     rep.frameworks.push_back(e);
+  }
+  for (const auto& [fw, ops] : op_scales) {
+    RefitReport::OpScales& o = rep.op_scales[fw];
+    o.profiles = op_scale_profiles[fw];
+    for (const auto& [op, v] : ops) o.scale[op] = Median(v);
   }
   return rep;
 }
@@ -291,6 +322,17 @@ RefitReport ApplyScales(const RefitReport& report, HostProfile* profile, std::ve
     }
     ScaleFrameworkCosts(e.framework, e.scale, e.scale_stderr, profile);
     applied.frameworks.push_back(e);
+  }
+  for (const auto& [fw, o] : report.op_scales) {
+    auto f = profile->frameworks.find(fw);
+    if (f == profile->frameworks.end() || f->second.op_us.empty()) {
+      if (skipped)
+        skipped->push_back(fw + ": the prior's op scales (" + std::to_string(o.profiles) +
+                           " profiles) not applied: this profile does not price its ops by type");
+      continue;
+    }
+    f->second.op_scale = o.scale;
+    applied.op_scales[fw] = o;
   }
   return applied;
 }
@@ -350,6 +392,11 @@ void RecordRefinement(const RefitReport& report, const nlohmann::json& sources,
                       {"rows", e.rows},
                       {"op_costs", e.op_costs}});
   prov["refinement"] = scales;
+  if (!report.op_scales.empty()) {
+    nlohmann::json ops = nlohmann::json::object();
+    for (const auto& [fw, o] : report.op_scales) ops[fw] = {{"op_scale", o.scale}, {"profiles", o.profiles}};
+    prov["refinement_op_scale"] = ops;
+  }
   prov["refinement_method"] =
       "dispatch_us and module_us (cuda-graph: replay_per_node_us and node_gap_us) scaled by the "
       "median of (measured - call) / (predicted - call) framework time over framework-bound "

@@ -85,6 +85,16 @@ struct RefitReport {
     bool timed_launch = false;
   };
   std::vector<Entry> frameworks;    // frameworks that were refined
+  // Relative per-op scales (FrameworkParams::op_scale, calibrate/op_scale_fit.h) by framework:
+  // in a prior, per op type the median over the profiles whose refinement fitted them
+  // (provenance.refinement_op_scale), `profiles` counting those.
+  struct OpScales {
+    int profiles = 0;
+    std::map<std::string, double> scale;
+  };
+  std::map<std::string, OpScales> op_scales;
+  // In a prior: the frameworks' scales left out, each with why (one profile alone recorded it).
+  std::vector<std::string> not_carried;
   std::vector<FrameworkTimeRow> rows;  // every measured row, against the input profile
 };
 
@@ -116,7 +126,10 @@ void ScaleFrameworkCosts(const std::string& framework, double scale, double scal
 // A profile refined more than once (e.g. on its own runs after a prior scaled it) counts with
 // the product of its refinements of each framework it last refined. Scales of profiles that
 // price a framework's ops by type and of profiles that price them by class are kept apart
-// (two entries of one framework, Entry::op_costs).
+// (two entries of one framework, Entry::op_costs). A scale that one profile alone recorded is
+// not carried (RefitReport::not_carried says so): it has no spread. Relative per-op scales that a refinement
+// fitted (provenance.refinement_op_scale.FRAMEWORK.op_scale) are carried per op type as the
+// median over the profiles that have them (RefitReport::op_scales).
 Expected<RefitReport> PriorFromRefinedProfiles(const std::vector<HostProfile>& refined,
                                                const std::vector<std::string>& names,
                                                const std::string& gpu = "");
@@ -126,14 +139,17 @@ Expected<RefitReport> LoadPrior(const std::vector<std::string>& refined_profile_
                                 const std::string& gpu = "");
 
 // ScaleFrameworkCosts for every framework of `report` whose scale was found for costs of
-// the kind `profile` has (per-op costs or per-class ones; Entry::op_costs). Returns the
+// the kind `profile` has (per-op costs or per-class ones; Entry::op_costs), and the report's
+// relative per-op scales set on each framework the profile prices per op type. Returns the
 // entries applied; each one left out adds a line to `skipped` saying why.
 RefitReport ApplyScales(const RefitReport& report, HostProfile* profile,
                         std::vector<std::string>* skipped = nullptr);
 
 // Writes the refinement into profile->provenance: "refined_on" (UTC now), "refined_with"
 // (`sources`), "refinement" (per framework: dispatch_scale, stderr, rows),
-// "refinement_method", and every key of `extra` (whose names must begin with "refine").
+// "refinement_method", "refinement_op_scale" where the report carries op scales (per
+// framework {op_scale, profiles}), and every key of `extra` (whose names must begin with
+// "refine").
 // Provenance keys beginning with "refine" from an earlier refinement are first moved, as one
 // object, to the end of the array "previous_refinements", so that refining a refined profile
 // keeps the history of both scales.

@@ -233,12 +233,24 @@ int RunCalibrate(const CalibrateOptions& o) {
   if (!o.prior.empty()) {
     std::vector<std::string> skipped;
     const RefitReport applied = ApplyScales(prior.value(), &profile, &skipped);
+    for (const std::string& line : prior->not_carried) std::cerr << "calibrate: prior: " << line << "\n";
     for (const std::string& line : skipped) std::cerr << "calibrate: prior: " << line << "\n";
+    for (const auto& [fw, ops] : applied.op_scales) {
+      std::string line = "calibrate: prior: " + fw + ": relative op scales, the median of " +
+                         std::to_string(ops.profiles) + " refined profile(s):";
+      for (const auto& [op, x] : ops.scale) {
+        char b[48];
+        std::snprintf(b, sizeof(b), " %s x%.2f", op == "*" ? "the rest" : op.c_str(), x);
+        line += b;
+      }
+      std::cerr << line << "\n";
+    }
     RecordRefinement(applied, o.prior,
                      {{"refinement_method",
                        "prior: dispatch_us and module_us (cuda-graph: replay_per_node_us and node_gap_us) "
                        "scaled by the median of the scales recorded by refined profiles of other hosts "
-                       "(rows: profiles; stderr: 1.4826 x the median absolute deviation of their scales)"}},
+                       "(rows: profiles; stderr: 1.4826 x the median absolute deviation of their scales); "
+                       "op_scale: per op type the median of the relative op scales they fitted"}},
                      &profile);
   }
   // The quality gates say what may be trusted; they never stop a profile from being written.

@@ -10,6 +10,7 @@
 #include "calibrate/model_runner.h"
 #include "calibrate/run_resume.h"
 #include "calibrate/framework_refit.h"
+#include "calibrate/op_scale_fit.h"
 #include "calibrate/traced_run.h"
 #include "calibrate/result_writer.h"
 #include "calibrate/validation_report.h"
@@ -350,6 +351,32 @@ int WriteRefinedProfile(const ValidateOptions& o, const HostProfile& profile, co
     if (!absent.empty())
       std::cerr << "ftax validate: --refine-models without measured rows (not learned from): " << absent << "\n";
   }
+  // Relative per-op scales (calibrate/op_scale_fit.h) from the same models' rows, each
+  // predicted from its arch spec or its trace, with the profile as it came (the scales are
+  // relative: the dispatch scale above sets the level).
+  std::vector<std::string> op_scale_lines;
+  {
+    json rows = {{"rows", json::array()}};
+    for (const json& r : measured["rows"])
+      if (o.refine_models.empty() || std::count(o.refine_models.begin(), o.refine_models.end(), r.value("model", "")))
+        rows["rows"].push_back(r);
+    CompareOptions copt;
+    copt.interval_samples = 0;
+    copt.predict_from_file = o.predict_from == "file";
+    copt.at_row_cpu_speed = o.cpu_speed == "row";
+    Expected<ValidationReport> rep = CompareMeasurements(rows, profile, copt);
+    if (rep.ok()) {
+      json fits = json::object();
+      for (const OpScaleFit& fit : FitOpScales(rep->rows, profile)) {
+        op_scale_lines.push_back(DescribeOpScaleFit(fit));
+        fits[fit.framework] = OpScaleFitToJson(fit);
+        if (fit.fitted()) refined->frameworks[fit.framework].op_scale = fit.op_scale;
+      }
+      if (!fits.empty()) extra["refinement_op_scale"] = fits;
+    } else {
+      op_scale_lines.push_back("no op scales: " + rep.status().message());
+    }
+  }
   RecordRefinement(rr, sources, extra, &refined.value());
   Status written = WriteFileAtomic(o.refined_profile, HostProfileToJson(refined.value()).dump(1) + "\n");
   if (!written.ok()) return ReportError("validate", written);
@@ -358,6 +385,7 @@ int WriteRefinedProfile(const ValidateOptions& o, const HostProfile& profile, co
               << (e.framework == "cuda-graph" ? ": per-node costs x" : ": dispatch costs x")
               << Fixed(e.scale, 3) << " ± " << Fixed(e.scale_stderr, 3) << " (" << e.rows
               << " rows)\n";
+  for (const std::string& line : op_scale_lines) std::cerr << "refined " << line << "\n";
   std::cerr << "wrote " << o.refined_profile << "\n";
   return 0;
 }
@@ -392,6 +420,9 @@ int RunValidate(const ValidateOptions& o) {
     prior_note = "prior from " + std::to_string(o.prior.size()) + " refined profiles:";
     for (const auto& e : applied.frameworks)
       prior_note += " " + e.framework + " x" + Fixed(e.scale, 2) + " (±" + Fixed(e.scale_stderr, 2) + ")";
+    for (const auto& [fw, ops] : applied.op_scales)
+      prior_note += " " + fw + " op scales (" + std::to_string(ops.profiles) + " profiles)";
+    for (const std::string& line : prior->not_carried) prior_note += "; " + line;
     for (const std::string& line : skipped) prior_note += "; " + line;
   }
   if (!o.report_models.empty()) {  // after any refinement, which may use every row

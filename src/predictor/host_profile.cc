@@ -268,6 +268,17 @@ static Status ReadFramework(const std::string& name, const json& fj, FrameworkPa
   f->mix_scale = ReadNum(fj, "mix_scale", std::nan(""));
   if (!std::isnan(f->mix_scale) && !(f->mix_scale > 0 && f->mix_scale <= 100))
     return InvalidInput(where + ".mix_scale: expected a number above 0 and at most 100");
+  if (fj.contains("op_scale") && !fj.at("op_scale").is_null()) {
+    const std::string at = where + ".op_scale";
+    if (!fj.at("op_scale").is_object()) return InvalidInput(at + ": expected an object");
+    if (IsCudaGraph(*ParseFramework(name))) return InvalidInput(at + ": a replayed graph has no per-op dispatch");
+    for (const auto& [op, v] : fj.at("op_scale").items()) {
+      if (op.empty()) return InvalidInput(at + ": empty op name");
+      if (!v.is_number() || !(v.get<double>() >= 0.05 && v.get<double>() <= 20))
+        return InvalidInput(at + "." + op + ": expected a scale from 0.05 to 20, got " + v.dump());
+      f->op_scale[op] = v.get<double>();
+    }
+  }
   int64_t points = 0;
   if (!(s = ReadIntField(fj, "points", 0, 0, 1 << 30, where, &points)).ok()) return s;
   f->points = int(points);
@@ -506,6 +517,7 @@ json HostProfileToJson(const HostProfile& p) {
       for (const auto& [op, q] : f.op_launch_us) ops[op] = WriteParam(q, "us");
       fj["op_launch_us"] = ops;
     }
+    if (!f.op_scale.empty()) fj["op_scale"] = f.op_scale;
     fj["points"] = f.points;
     fj["r2"] = NumOrNull(f.r2);
     if (!std::isnan(f.mix_scale)) fj["mix_scale"] = f.mix_scale;

@@ -123,6 +123,12 @@ struct FrameworkParams {
   // (the bench's op mix, calibrate/op_mix.h); dispatch_us and op_us already include it. NaN:
   // not measured (benches before 2026-11-26), costs as the chains gave them.
   double mix_scale = std::nan("");
+  // Relative scales of this framework's per-op costs, by op type (key as op_us; "*": every
+  // other CPU cost: ops priced by class, further launches, call_us, module_us), as whole
+  // models ran them against the bench's chains (calibrate/op_scale_fit.h): learned on the
+  // calibration models by `ftax validate --refined-profile`, carried to other hosts by
+  // `ftax calibrate --prior`. Empty: the costs as the chains gave them.
+  std::map<std::string, double> op_scale;
   int points = 0;
   double r2 = std::nan("");
 };

@@ -139,6 +139,43 @@ size_t ProfileCache::size() const {
   return values_.size();
 }
 
+// A profile's relative per-op scales (FrameworkParams::op_scale), applied to the costs just
+// resolved: each op type's cost and its further launches by its own scale, every other CPU
+// cost (ops priced by class, their launches, the call, module calls) by "*".
+static void ApplyOpScale(const std::map<std::string, double>& scale, Framework framework, ResolvedParams* rp) {
+  auto rest_it = scale.find("*");
+  const double rest = rest_it != scale.end() ? rest_it->second : 1.0;
+  for (size_t i = 0; i < rp->op_us.size(); ++i) {
+    auto it = scale.find(rp->op_keys[i]);
+    const double s = it != scale.end() ? it->second : rest;
+    rp->op_us[i] *= s;
+    rp->op_se[i] *= s;
+    rp->op_launch[i] *= s;
+  }
+  for (int c = 0; c < kNumDispatchClasses; ++c) {
+    rp->dispatch_us[c] *= rest;
+    rp->dispatch_se[c] *= rest;
+  }
+  rp->launch_us *= rest;
+  rp->call_us *= rest;
+  rp->call_se *= rest;
+  rp->module_us *= rest;
+  rp->module_se *= rest;
+  auto x2 = [](double v) {
+    char b[32];
+    std::snprintf(b, sizeof(b), " x%.2f", v);
+    return std::string(b);
+  };
+  // Op types of one scale together (a fit gives one scale to each group of ops).
+  std::map<std::string, std::string> by_scale;
+  for (const auto& [op, s] : scale)
+    if (op != "*") by_scale[x2(s)] += (by_scale[x2(s)].empty() ? "" : ", ") + op;
+  std::string note = std::string(FrameworkName(framework)) + ": op costs scaled as whole models ran them (";
+  for (const auto& [x, ops] : by_scale) note += ops + x + "; ";
+  note += "the rest" + x2(rest) + ")";
+  rp->notes.push_back(note);
+}
+
 Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& profile,
                                        Framework framework, ProfileCache* cache) {
   if (cache && !cache->Serves(profile)) cache = nullptr;
@@ -224,6 +261,7 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
               idx = int(rp.op_us.size());
               rp.op_us.push_back(op->second.value);
               rp.op_se.push_back(SeOr0(op->second));
+              rp.op_keys.push_back(*d.cost_key);
               auto nk = f->op_kernels.find(*d.cost_key);
               rp.op_kernels.push_back(nk != f->op_kernels.end() ? nk->second : 1.0);
               auto nl = f->op_launch_us.find(*d.cost_key);
@@ -259,6 +297,7 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
       if (!f->module_us.known() && work.module_calls > 0)
         rp.notes.push_back("profile has no module_us: nn.Module call cost not counted");
     }
+    if (!f->op_scale.empty() && !rp.op_us.empty()) ApplyOpScale(f->op_scale, framework, &rp);
   }
   // Per (class, dtype): index into rp.thetas (-1: not resolved yet) and the profile entry
   // whose measured range applies. Arrays, not string maps: this runs once per prediction.

@@ -53,6 +53,7 @@ struct ResolvedParams {
   // where its class prices it. Empty when the profile keeps no per-op costs.
   std::vector<int> dispatch_op;
   std::vector<double> op_us, op_se;
+  std::vector<std::string> op_keys;  // per op_us entry: its op type (DispatchCostKey)
   std::vector<double> op_kernels;  // per op_us entry: launches its measured cost covers
   // Per op_us entry: what a launch more or fewer than op_kernels costs it (op_launch_us, else
   // launch_us).

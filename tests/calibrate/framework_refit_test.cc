@@ -307,6 +307,49 @@ TEST(FrameworkRefitTest, PriorKeepsANoGradScaleOfItsOwn) {
   EXPECT_DOUBLE_EQ(prior->frameworks[1].scale, 1.6);
 }
 
+// Relative op scales that refinements fitted travel op type by op type (the median of the
+// profiles that have them) and are set where the target prices that framework per op type; a
+// dispatch scale that one profile alone recorded has no spread and is not carried.
+TEST(FrameworkRefitTest, PriorCarriesRelativeOpScalesAndNotALoneScale) {
+  auto with_ops = [](double conv, double rest) {
+    HostProfile p = RefinedWith({{"pytorch-eager", 2.0}});
+    p.provenance["refinement_op_scale"] = {
+        {"torchscript", {{"rows", 30}, {"op_scale", {{"conv", conv}, {"*", rest}}}}}};
+    return p;
+  };
+  Expected<RefitReport> prior = PriorFromRefinedProfiles(
+      {with_ops(0.8, 1.4), with_ops(0.9, 1.6), RefinedWith({{"pytorch-eager", 3.0}, {"torch-compile", 1.3}})},
+      {"a", "b", "c"});
+  ASSERT_TRUE(prior.ok()) << prior.status().message();
+  ASSERT_EQ(prior->op_scales.count("torchscript"), 1u);
+  const RefitReport::OpScales& ts = prior->op_scales.at("torchscript");
+  EXPECT_EQ(ts.profiles, 2);
+  EXPECT_NEAR(ts.scale.at("conv"), 0.85, 1e-12);
+  EXPECT_NEAR(ts.scale.at("*"), 1.5, 1e-12);
+  for (const auto& e : prior->frameworks) EXPECT_NE(e.framework, "torch-compile");
+  ASSERT_EQ(prior->not_carried.size(), 1u);
+  EXPECT_EQ(prior->not_carried[0], "torch-compile: x1.300 from one profile alone, not carried");
+
+  HostProfile per_op = H200();
+  per_op.frameworks["torchscript"].op_us["conv"] = Param::Of(30, 1);
+  std::vector<std::string> skipped;
+  RefitReport applied = ApplyScales(prior.value(), &per_op, &skipped);
+  EXPECT_EQ(per_op.frameworks.at("torchscript").op_scale, ts.scale);
+  EXPECT_EQ(applied.op_scales.count("torchscript"), 1u);
+  RecordRefinement(applied, json{"a", "b", "c"}, json::object(), &per_op);
+  EXPECT_EQ(per_op.provenance["refinement_op_scale"]["torchscript"]["profiles"], 2);
+
+  HostProfile by_class = H200();
+  by_class.frameworks["torchscript"].op_us.clear();
+  skipped.clear();
+  ApplyScales(prior.value(), &by_class, &skipped);
+  EXPECT_TRUE(by_class.frameworks.at("torchscript").op_scale.empty());
+  bool said = false;
+  for (const std::string& line : skipped)
+    said = said || line == "torchscript: the prior's op scales (2 profiles) not applied: this profile does not price its ops by type";
+  EXPECT_TRUE(said);
+}
+
 // The graph replay's scale belongs to the GPU: with the target's GPU named, it comes from the
 // profiles of that GPU when two or more have one; CPU-side scales come from every profile.
 TEST(FrameworkRefitTest, PriorTakesTheGraphScaleFromHostsOfTheSameGpu) {

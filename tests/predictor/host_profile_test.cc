@@ -219,5 +219,30 @@ TEST(HostProfileTest, CpuGaugeRoundTripsAndIsChecked) {
   EXPECT_NE(bad.status().message().find("host_probe_us"), std::string::npos);
 }
 
+// Relative op scales round-trip; a bad one, or one on a replayed graph, is an error naming it.
+TEST(HostProfileTest, OpScalesRoundTripAndAreChecked) {
+  HostProfile p = testing::SyntheticProfile();
+  nlohmann::json j = HostProfileToJson(p);
+  EXPECT_FALSE(j["frameworks"]["torchscript"].contains("op_scale"));  // none: not written
+  p.frameworks["torchscript"].op_scale = {{"conv", 0.88}, {"*", 1.5}};
+  j = HostProfileToJson(p);
+  Expected<HostProfile> q = HostProfileFromJson(j);
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  EXPECT_EQ(q->frameworks.at("torchscript").op_scale, p.frameworks.at("torchscript").op_scale);
+  for (const nlohmann::json& bad_value : {nlohmann::json(0), nlohmann::json(-2), nlohmann::json("x"), nlohmann::json(50)}) {
+    nlohmann::json b = j;
+    b["frameworks"]["torchscript"]["op_scale"]["conv"] = bad_value;
+    Expected<HostProfile> bad = HostProfileFromJson(b);
+    ASSERT_FALSE(bad.ok()) << bad_value.dump();
+    EXPECT_NE(bad.status().message().find("frameworks.torchscript.op_scale.conv"), std::string::npos)
+        << bad.status().message();
+  }
+  nlohmann::json g = j;
+  g["frameworks"]["cuda-graph"]["op_scale"] = {{"conv", 1.0}};
+  Expected<HostProfile> graph = HostProfileFromJson(g);
+  ASSERT_FALSE(graph.ok());
+  EXPECT_NE(graph.status().message().find("frameworks.cuda-graph.op_scale"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ftax

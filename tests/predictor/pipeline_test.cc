@@ -331,6 +331,54 @@ TEST(PipelineTest, MeasuredOpTypesArePricedByTheirOwnCost) {
   EXPECT_NEAR(Simulate(w, by_class.value()).framework_us, SumCpu(w, by_class.value()), 1e-9);
 }
 
+// Relative op scales (FrameworkParams::op_scale) scale an op type's measured cost by its own
+// scale and every other CPU cost (ops priced by class, the call) by the rest's. By hand: conv
+// 30 us x0.5, the rest x2.
+TEST(PipelineTest, RelativeOpScalesScaleEachOpTypeAndTheRest) {
+  HostProfile prof = testing::SyntheticProfile();
+  FrameworkParams& ts = prof.frameworks.at("torchscript");
+  ts.op_us["conv"] = Param::Of(30, 1);
+  ts.op_kernels["conv"] = 1;
+  WorkList w;
+  auto add = [&](DispatchClass c, const std::string& type, int kernels) {
+    DispatchWork d;
+    d.cls = c;
+    d.cost_key = &DispatchCostKey("aten", type);
+    d.first_kernel = int(w.kernels.size());
+    d.num_kernels = kernels;
+    for (int k = 0; k < kernels; ++k) {
+      KernelWork kw;
+      kw.cls = KernelClass::kElementwise;
+      kw.dtype = DType::kFloat16;
+      kw.bytes = 1024;
+      w.kernels.push_back(kw);
+    }
+    w.dispatches.push_back(d);
+  };
+  add(DispatchClass::kLibrary, "_convolution", 1);
+  add(DispatchClass::kKernel, "relu_", 1);
+  add(DispatchClass::kView, "view", 0);
+  Expected<ResolvedParams> plain = ResolveParams(w, prof, Framework::kTorchscript);
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  const double call = plain->call_us, kernel = plain->dispatch_us[int(DispatchClass::kKernel)],
+               view = plain->dispatch_us[int(DispatchClass::kView)];
+  EXPECT_NEAR(Simulate(w, plain.value()).framework_us, call + 30 + kernel + view, 1e-9);
+  ts.op_scale = {{"conv", 0.5}, {"*", 2.0}};
+  Expected<ResolvedParams> scaled = ResolveParams(w, prof, Framework::kTorchscript);
+  ASSERT_TRUE(scaled.ok());
+  EXPECT_NEAR(Simulate(w, scaled.value()).framework_us, 2 * call + 15 + 2 * kernel + 2 * view, 1e-9);
+  EXPECT_NEAR(OpFrameworkUs(w, scaled.value()).at("conv").first, 15, 1e-9);
+  bool noted = false;
+  for (const std::string& n : scaled->notes)
+    noted = noted || n == "torchscript: op costs scaled as whole models ran them (conv x0.50; the rest x2.00)";
+  EXPECT_TRUE(noted);
+  // A framework priced by class alone has no op types to scale: the scales do nothing.
+  ts.op_us.clear();
+  Expected<ResolvedParams> by_class = ResolveParams(w, prof, Framework::kTorchscript);
+  ASSERT_TRUE(by_class.ok());
+  EXPECT_NEAR(by_class->call_us, call, 1e-12);
+}
+
 // A kernel beyond its class's measured range by more than the profile's kernel facts allow
 // is noted as extrapolated. By hand: a GEMM of 1.2x the largest bytes measured is within the
 // default margin of 1.5x, and beyond a margin of 1.1x.
