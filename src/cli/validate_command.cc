@@ -532,8 +532,9 @@ void SetupValidateCommand(CLI::App& app) {
       ->expected(1, -1);
   cmd->add_option("--refined-profile", o->refined_profile,
                   "write the profile with Python-eager/TorchScript dispatch costs and CUDA-graph "
-                  "per-node costs refined on all measured rows (provenance records the scale "
-                  "factors)");
+                  "per-node costs refined on all measured rows, and, for a framework priced per op "
+                  "type, relative scales of five groups of op types fitted on its CPU-bound rows "
+                  "(op_scale; provenance records the scale factors and the fit)");
   cmd->add_option("--refine-models", o->refine_models,
                   "with --refined-profile: refine on the rows of these models only (the calibration "
                   "models of a fixed split, e.g. from data/zoo/split.json), so that the other models "
