@@ -6,7 +6,11 @@
 // the median over framework-bound measured rows of
 //     (measured framework time - call cost - launches) / (predicted framework time - call cost - launches),
 // where measured framework time = (measured latency - predicted GPU tail) /
-// profiler_overhead_factor (a row field, default 1; see below). The GPU tail is the kernel
+// profiler_overhead_factor (a row field, default 1; see below), brought to the profile's CPU
+// speed where the row and the profile both read it (a Python eager row's cpu_gauge_us, a
+// TorchScript row's host_probe_us: divided by their ratio). A refinement then measures what
+// models cost over the bench, not the CPU state the runs met: host run aw's calibration models
+// ran under TorchScript at a probe 1.44x the bench's fast state and refined x1.285 without it. The GPU tail is the kernel
 // work the prediction leaves after the last dispatch: in a framework-bound run the kernels
 // run under the CPU's dispatches, so subtracting all kernel time (as before 2026-11-22)
 // under-stated the CPU side by up to the kernel time and the refined costs came out low.
@@ -68,6 +72,9 @@ struct FrameworkTimeRow {
   double call_ms = 0;                  // the framework's call_us, in ms
   double launch_ms = 0;                // predicted CPU time of extra kernel launches (unscaled)
   double ratio = std::nan("");  // (measured - call - launch) / (predicted - call - launch)
+  // The row's CPU gauge (Python eager) or host probe (TorchScript) over the profile's, by
+  // which its measured CPU time was divided (1: not read, or a graph replay).
+  double cpu_speed_factor = 1;
 };
 
 struct RefitReport {

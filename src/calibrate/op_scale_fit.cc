@@ -65,7 +65,11 @@ std::vector<OpScaleFit> FitOpScales(const std::vector<ValidationRow>& rows, cons
     const PredictionPoint& p = r.predicted;
     if (!(p.latency_ms > 0) || p.compute_ms >= opt.max_compute_share * p.latency_ms) continue;
     if (!(r.measured_ms > 0) || !(r.cpu_speed_factor > 0) || p.op_framework_ms.empty()) continue;
-    xs.push_back(Features(p));
+    // A reading this far from the profile's may not be the state the run met (framework_refit.h).
+    if (r.cpu_speed_factor > opt.max_cpu_speed_factor || r.cpu_speed_factor < 1 / opt.max_cpu_speed_factor) continue;
+    // A row predicted at its own CPU speed (CompareOptions::at_row_cpu_speed) has every CPU
+    // cost scaled by its factor: both sides go back to the profile's speed.
+    xs.push_back(Features(p) / r.cpu_speed_factor);
     ys.push_back(r.measured_ms / r.cpu_speed_factor);
   }
   const Eigen::Index k = Eigen::Index(OpScaleGroups().size() + 1);

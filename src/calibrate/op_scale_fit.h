@@ -56,6 +56,9 @@ struct OpScaleOptions {
   double ridge = 0.5;    // pull of each weight toward s0, in units of summed squared relative error
   // A row is CPU-bound when its predicted GPU time is under this share of its latency.
   double max_compute_share = 0.5;
+  // Rows predicted at their own CPU speed whose reading is more than this far from the
+  // profile's, either way, are left out (as the dispatch scale's refit leaves them).
+  double max_cpu_speed_factor = 2.0;
 };
 
 // One entry per framework of `rows` that the profile prices per op type (op_us), fitted or

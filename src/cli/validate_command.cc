@@ -363,7 +363,7 @@ int WriteRefinedProfile(const ValidateOptions& o, const HostProfile& profile, co
     CompareOptions copt;
     copt.interval_samples = 0;
     copt.predict_from_file = o.predict_from == "file";
-    copt.at_row_cpu_speed = o.cpu_speed == "row";
+    copt.at_row_cpu_speed = true;  // as the dispatch scale: the shape of costs, not the CPU state
     Expected<ValidationReport> rep = CompareMeasurements(rows, profile, copt);
     if (rep.ok()) {
       json fits = json::object();

@@ -150,6 +150,32 @@ TEST(FrameworkRefitTest, ProfilerOverheadFactorDividesMeasuredFrameworkTime) {
   EXPECT_NE(rows.value()[0].reason.find("profiler_overhead_factor"), std::string::npos);
 }
 
+// A row that read the CPU gauge slower than the profile's ran in the host's slow state: its
+// measured CPU time is brought to the profile's speed before the ratio; a reading more than
+// 2x away is left out, with the reason.
+TEST(FrameworkRefitTest, RowsAreBroughtToTheProfilesCpuSpeed) {
+  HostProfile profile = H200();
+  profile.cpu_gauge_us = 3.0;
+  RefitOptions opt;
+  opt.min_rows = 2;
+  RefitReport plain, slow;
+  ASSERT_TRUE(RefineFrameworkCosts(profile, json{{"rows", {TraceRow(1), TraceRow(32)}}}, opt, &plain).ok());
+  json a = TraceRow(1), b = TraceRow(32);
+  a["cpu_gauge_us"] = 4.5;  // 1.5x the profile's
+  b["cpu_gauge_us"] = 4.5;
+  ASSERT_TRUE(RefineFrameworkCosts(profile, json{{"rows", {a, b}}}, opt, &slow).ok());
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(slow.rows[i].usable) << slow.rows[i].reason;
+    EXPECT_DOUBLE_EQ(slow.rows[i].cpu_speed_factor, 1.5);
+    EXPECT_NEAR(slow.rows[i].measured_ms, plain.rows[i].measured_ms / 1.5, 1e-9);
+  }
+  a["cpu_gauge_us"] = 6.5;  // 2.17x: not the state the run met, maybe
+  Expected<std::vector<FrameworkTimeRow>> rows = CompareFrameworkTime(profile, json{{"rows", {a}}}, opt);
+  ASSERT_TRUE(rows.ok());
+  EXPECT_FALSE(rows.value()[0].usable);
+  EXPECT_NE(rows.value()[0].reason.find("CPU gauge read 2.167x"), std::string::npos) << rows.value()[0].reason;
+}
+
 TEST(FrameworkRefitTest, GpuBoundTracesAndTooFewRowsAreNotUsed) {
   const HostProfile profile = H200();
   const std::string gpu_bound = GpuBoundTrace();
@@ -338,6 +364,16 @@ TEST(FrameworkRefitTest, PriorCarriesRelativeOpScalesAndNotALoneScale) {
   EXPECT_EQ(applied.op_scales.count("torchscript"), 1u);
   RecordRefinement(applied, json{"a", "b", "c"}, json::object(), &per_op);
   EXPECT_EQ(per_op.provenance["refinement_op_scale"]["torchscript"]["profiles"], 2);
+
+  // A framework whose bench measured an op mix takes no op scales, as it takes no scale.
+  HostProfile mixed = H200();
+  mixed.frameworks["torchscript"].op_us["conv"] = Param::Of(30, 1);
+  mixed.frameworks["torchscript"].mix_scale = 1.6;
+  skipped.clear();
+  ApplyScales(prior.value(), &mixed, &skipped);
+  EXPECT_TRUE(mixed.frameworks.at("torchscript").op_scale.empty());
+  ASSERT_FALSE(skipped.empty());
+  EXPECT_NE(skipped.back().find("op mix"), std::string::npos) << skipped.back();
 
   HostProfile by_class = H200();
   by_class.frameworks["torchscript"].op_us.clear();

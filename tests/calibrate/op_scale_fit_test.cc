@@ -37,6 +37,8 @@ TEST(OpScaleFitTest, FindsTheScalesTheRowsWereMadeWith) {
     rows.push_back(Row(conv, linear, rest, 1.2 * (0.8 * conv + 0.9 * linear + 1.5 * rest)));
   }
   rows.push_back(Row(1, 1, 1, 100, 50));  // compute-bound: not fitted
+  rows.push_back(Row(1, 2, 3, 50));       // a CPU reading 3x the profile's: not fitted
+  rows.back().cpu_speed_factor = 3;
   OpScaleOptions opt;
   opt.ridge = 1e-9;
   std::vector<OpScaleFit> fits = FitOpScales(rows, PerOpProfile(), opt);
