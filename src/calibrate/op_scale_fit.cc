@@ -118,6 +118,21 @@ std::vector<OpScaleFit> FitOpScales(const std::vector<ValidationRow>& rows, cons
   return out;
 }
 
+std::map<std::string, double> ComposeOpScales(const std::map<std::string, double>& first,
+                                              const std::map<std::string, double>& then) {
+  auto at = [](const std::map<std::string, double>& m, const std::string& op) {
+    auto it = m.find(op);
+    if (it != m.end()) return it->second;
+    it = m.find("*");
+    return it != m.end() ? it->second : 1.0;
+  };
+  std::map<std::string, double> out;
+  for (const auto* m : {&first, &then})
+    for (const auto& [op, s] : *m) out[op] = at(first, op) * at(then, op);
+  if (!first.empty() || !then.empty()) out["*"] = at(first, "*") * at(then, "*");
+  return out;
+}
+
 nlohmann::json OpScaleFitToJson(const OpScaleFit& fit) {
   nlohmann::json j = {{"rows", fit.rows}};
   if (!fit.fitted()) {

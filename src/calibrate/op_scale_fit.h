@@ -68,6 +68,11 @@ struct OpScaleOptions {
 std::vector<OpScaleFit> FitOpScales(const std::vector<ValidationRow>& rows, const HostProfile& profile,
                                     const OpScaleOptions& options = {});
 
+// Op scales `then` applied on top of `first` (each map: op type -> scale, "*" for every
+// other op): per op type the product of each map's scale for it (its own, else its "*").
+std::map<std::string, double> ComposeOpScales(const std::map<std::string, double>& first,
+                                              const std::map<std::string, double>& then);
+
 // {"rows", "common_scale", "groups": {name: scale}, "op_scale": {op: scale},
 //  "median_abs_error_before", "median_abs_error_after"} (or {"rows", "not_fitted": why}).
 nlohmann::json OpScaleFitToJson(const OpScaleFit& fit);

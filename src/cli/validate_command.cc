@@ -369,8 +369,15 @@ int WriteRefinedProfile(const ValidateOptions& o, const HostProfile& profile, co
       json fits = json::object();
       for (const OpScaleFit& fit : FitOpScales(rep->rows, profile)) {
         op_scale_lines.push_back(DescribeOpScaleFit(fit));
-        fits[fit.framework] = OpScaleFitToJson(fit);
-        if (fit.fitted()) refined->frameworks[fit.framework].op_scale = fit.op_scale;
+        json fj = OpScaleFitToJson(fit);
+        if (fit.fitted()) {
+          // The rows were priced with the profile's own op scales (a prior's): the new ones
+          // multiply them, op type by op type, and that product is what this host's runs say.
+          std::map<std::string, double>& scale = refined->frameworks[fit.framework].op_scale;
+          scale = ComposeOpScales(scale, fit.op_scale);
+          fj["op_scale"] = scale;
+        }
+        fits[fit.framework] = fj;
       }
       if (!fits.empty()) extra["refinement_op_scale"] = fits;
     } else {

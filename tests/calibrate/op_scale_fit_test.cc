@@ -88,5 +88,18 @@ TEST(OpScaleFitTest, SaysWhyItDidNotFit) {
   EXPECT_TRUE(FitOpScales(rows, testing::SyntheticProfile()).empty());
 }
 
+// Scales fitted on a profile that already had some multiply them, op type by op type.
+TEST(OpScaleFitTest, ComposedScalesMultiplyOpByOp) {
+  const std::map<std::string, double> first = {{"conv", 0.8}, {"*", 1.5}};
+  const std::map<std::string, double> then = {{"conv", 0.5}, {"linear", 2.0}, {"*", 0.9}};
+  const auto c = ComposeOpScales(first, then);
+  EXPECT_DOUBLE_EQ(c.at("conv"), 0.4);
+  EXPECT_DOUBLE_EQ(c.at("linear"), 1.5 * 2.0);
+  EXPECT_DOUBLE_EQ(c.at("*"), 1.5 * 0.9);
+  EXPECT_EQ(c.size(), 3u);
+  EXPECT_EQ(ComposeOpScales({}, then), then);
+  EXPECT_TRUE(ComposeOpScales({}, {}).empty());
+}
+
 }  // namespace
 }  // namespace ftax
