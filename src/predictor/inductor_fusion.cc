@@ -32,6 +32,15 @@ int ClassRank(KernelClass c) {
   }
 }
 
+// The class a member counts as in a fused kernel. Inductor decomposes an inference batch norm
+// (aten::_native_batch_norm_legit_no_training) into a per-channel affine, point-wise work that
+// fuses into its neighbours' loop: it costs what an element-wise pass costs, not ATen's batch
+// norm kernel. On host run ax (H200) the fused kernels after ResNet-50's convolutions took
+// 0.19 ms a call at batch 8 under reduce-overhead, where pricing them as norm kernels gave 0.99.
+KernelClass FusedClass(const KernelWork& k) {
+  return k.cls == KernelClass::kNorm && k.variant == KernelVariant::kBatchNorm ? KernelClass::kElementwise : k.cls;
+}
+
 class Fuser {
  public:
   explicit Fuser(const WorkList& eager) : in_(eager) {
@@ -74,11 +83,12 @@ class Fuser {
     ++members_;
     if (group_size_ == 0) {
       group_ = k;
+      group_.cls = FusedClass(k);
       group_.variant = KernelVariant::kPlain;
       group_.m = group_.n = group_.k = 0;
       group_.batch = 1;
     } else {
-      if (ClassRank(k.cls) > ClassRank(group_.cls)) group_.cls = k.cls;
+      if (ClassRank(FusedClass(k)) > ClassRank(group_.cls)) group_.cls = FusedClass(k);
       if (k.bytes > group_.bytes) {
         group_.bytes = k.bytes;
         group_.dtype = k.dtype;

@@ -8,7 +8,9 @@
 // FuseAsInductor models that on an eager work list (lowered as a CUDA graph captured from the
 // eager module would be: eager's kernels, the padding mask kept): every run of non-library
 // kernels between two library calls becomes one kernel, of the heaviest member's class
-// (norm before reduction before gather before element-wise before copy), moving as many bytes
+// (norm before reduction before gather before element-wise before copy; an inference batch
+// norm counts as element-wise, since Inductor decomposes it into a per-channel affine that
+// fuses into its neighbours' loop), moving as many bytes
 // as the member that moves the most (a fused chain streams its tensor once, not once per op),
 // with the members' FLOPs. Each library call and each fused kernel is one dispatch: one call
 // of the compiled Python wrapper (default mode) or one node of the replayed graph

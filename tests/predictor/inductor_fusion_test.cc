@@ -48,6 +48,26 @@ WorkList Eager() {
   return w;
 }
 
+// An inference batch norm becomes point-wise work in Inductor's kernel: a fused group whose
+// heaviest member is one is priced as element-wise; a layer norm (a reduction over the
+// features) keeps the group a norm kernel.
+TEST(InductorFusionTest, AnInferenceBatchNormFusesAsPointwiseWork) {
+  KernelWork bn = K(KernelClass::kNorm, 2000, 50);
+  bn.variant = KernelVariant::kBatchNorm;
+  KernelWork ln = K(KernelClass::kNorm, 2000, 50);
+  ln.variant = KernelVariant::kLayerNorm;
+  for (const auto& [norm, fused] : {std::pair{bn, KernelClass::kElementwise}, std::pair{ln, KernelClass::kNorm}}) {
+    WorkList w;
+    Add(&w, DispatchClass::kLibrary, {K(KernelClass::kConv, 3000, 1e6)});
+    Add(&w, DispatchClass::kKernel, {norm});
+    Add(&w, DispatchClass::kKernel, {K(KernelClass::kElementwise, 2000, 20)});
+    const WorkList out = FuseAsInductor(w);
+    ASSERT_EQ(out.kernels.size(), 2u);
+    EXPECT_EQ(out.kernels[1].cls, fused);
+    EXPECT_DOUBLE_EQ(out.kernels[1].bytes, 2000);
+  }
+}
+
 TEST(InductorFusionTest, RunsBetweenLibraryCallsBecomeOneKernelEach) {
   const WorkList out = FuseAsInductor(Eager());
   // conv, [bn + relu], conv (+ its bias add), [add + softmax], gemm; the view is gone.
