@@ -350,7 +350,7 @@ RefitReport ApplyScales(const RefitReport& report, HostProfile* profile, std::ve
       continue;
     }
     // As for the dispatch scale: the bench's op mix already priced this host's mix of ops. On
-    // six host runs' Python eager evaluation models the op scales that host run aw's
+    // five host runs' Python eager evaluation models the op scales that host run aw's
     // calibration models gave moved 163 points within tolerance against 159 without, 12 fewer
     // on one host and 10 more on another: no shape that carries.
     if (!std::isnan(f->second.mix_scale)) {
