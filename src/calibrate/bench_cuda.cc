@@ -57,8 +57,9 @@ struct KernelTiming {
   std::string largest_kernel;  // the longest kernel of the first call
 };
 
-// Runs `fn` warmup + reps times and returns per-call kernel time from CUPTI records: the sum
-// of each call's kernels and the longest of them, from the same records.
+// Runs `fn` warmup + reps times and returns per-call kernel time from CUPTI records: the time
+// at least one of each call's kernels ran (BusyUs: their durations, an overlap counted once)
+// and the longest of them, from the same records.
 template <class F>
 KernelTiming TimeKernels(F fn, int warmup, int reps) {
   for (int i = 0; i < warmup; ++i) fn();
@@ -72,15 +73,16 @@ KernelTiming TimeKernels(F fn, int warmup, int reps) {
   const size_t per = rec.size() / size_t(reps);
   if (per > 0 && rec.size() % size_t(reps) == 0) {
     for (int r = 0; r < reps; ++r) {
-      double sum = 0, top = 0;
+      double top = 0;
       for (size_t i = 0; i < per; ++i) {
         const KernelRecord& k = rec[size_t(r) * per + i];
         const double d = k.duration_us();
         if (r == 0 && d > top) t.largest_kernel = k.name;
-        sum += d;
         top = std::max(top, d);
       }
-      t.per_call_us.push_back(sum);
+      // The call's GPU time: its kernels' durations, an overlap counted once (BusyUs).
+      t.per_call_us.push_back(BusyUs(std::vector<KernelRecord>(rec.begin() + long(size_t(r) * per),
+                                                                rec.begin() + long(size_t(r + 1) * per))));
       t.largest_us.push_back(top);
     }
   } else {  // calls launched unequal numbers of kernels: only averages are known

@@ -49,7 +49,7 @@ struct KernelMeasurement {
   KernelWork work;  // class, dtype, flops, bytes, m/n/k/batch
   std::string label;
   int kernels_per_call = 1;
-  Spread kernel_us;  // total kernel time of one call (all its kernels)
+  Spread kernel_us;  // GPU time of one call: its kernels' durations, an overlap counted once (BusyUs); older benches summed them
 };
 
 struct DispatchMeasurement {
