@@ -156,6 +156,7 @@ Status MeasureModelsIsolated(const std::vector<RunOptions>& models, const SweepO
           }
           if (line.contains("kernels")) {
             for (const char* f : {"kernels_per_iter", "kernel_ms", "gpu_span_ms", "kernels"}) p.row[f] = line[f];
+            if (line.contains("kernel_sum_ms")) p.row["kernel_sum_ms"] = line["kernel_sum_ms"];
           }
           const std::vector<double> host = line.value("host_ms", std::vector<double>{});
           const std::vector<double> ev = line.value("event_ms", std::vector<double>{});

@@ -95,7 +95,7 @@ Status CheckMeasuredRow(const json& m) {
   const double med = lat.at("median").get<double>();
   if (lat.at("p10").get<double>() > med * (1 + 1e-9) || lat.at("p90").get<double>() < med * (1 - 1e-9))
     return InvalidInput("latency_ms: quantiles out of order (need p10 <= median <= p90)");
-  for (const char* key : {"kernel_ms", "gpu_span_ms"})
+  for (const char* key : {"kernel_ms", "kernel_sum_ms", "gpu_span_ms"})
     if (!(s = CheckNumber(m, key, false, false, kMaxMs)).ok()) return s;
   if (!(s = CheckNumber(m, "kernels_per_iter", false, false, 1e12)).ok()) return s;
   if (!(s = CheckNumber(m, "host_probe_us", false, true, 1e6)).ok()) return s;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tests of the pooling in scripts/validate_eager.py (no torch needed): a point's row holds the
 spread of all its visits' samples, each visit's median, and no samples when it was visited
-once; points never measured give no row.
+once; points never measured give no row. And of its kernel busy time.
     python3 tests/scripts/validate_eager_rounds_test.py
 """
 import os
@@ -59,6 +59,16 @@ class PooledRowsTest(unittest.TestCase):
     def test_points_without_samples_give_no_row(self):
         rows = validate_eager.pooled_rows([point([], []), point([1.0], [1.0], row=False)], 3)
         self.assertEqual(rows, [])
+
+
+class BusyTimeTest(unittest.TestCase):
+    """A row's kernel_ms is the time at least one kernel ran: kernels one after another add
+    up, kernels that overlap count once, in any order."""
+    def test_overlaps_count_once(self):
+        self.assertEqual(validate_eager.busy_time([(0, 10), (12, 20), (30, 31)]), 19)
+        self.assertEqual(validate_eager.busy_time([(5, 30), (0, 10), (8, 12), (40, 50)]), 40)
+        self.assertEqual(validate_eager.busy_time([(0, 100), (10, 20)]), 100)
+        self.assertEqual(validate_eager.busy_time([]), 0)
 
 
 if __name__ == "__main__":
