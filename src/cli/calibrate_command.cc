@@ -10,6 +10,7 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -236,14 +237,19 @@ int RunCalibrate(const CalibrateOptions& o) {
     for (const std::string& line : prior->not_carried) std::cerr << "calibrate: prior: " << line << "\n";
     for (const std::string& line : skipped) std::cerr << "calibrate: prior: " << line << "\n";
     for (const auto& [fw, ops] : applied.op_scales) {
-      std::string line = "calibrate: prior: " + fw + ": relative op scales, the median of " +
-                         std::to_string(ops.profiles) + " refined profile(s):";
+      // Op types of one scale together, as the fit gives one scale to each group of ops.
+      std::map<std::string, std::string> by_scale;
+      std::string rest;
       for (const auto& [op, x] : ops.scale) {
-        char b[48];
-        std::snprintf(b, sizeof(b), " %s x%.2f", op == "*" ? "the rest" : op.c_str(), x);
-        line += b;
+        char b[32];
+        std::snprintf(b, sizeof(b), " x%.2f", x);
+        if (op == "*") rest = b;
+        else by_scale[b] += (by_scale[b].empty() ? "" : ", ") + op;
       }
-      std::cerr << line << "\n";
+      std::string line = "calibrate: prior: " + fw + ": relative op scales, the median of " +
+                         std::to_string(ops.profiles) + " refined profile(s): ";
+      for (const auto& [x, names] : by_scale) line += names + x + "; ";
+      std::cerr << line << "the rest" << (rest.empty() ? " x1.00" : rest) << "\n";
     }
     RecordRefinement(applied, o.prior,
                      {{"refinement_method",
