@@ -2,6 +2,7 @@
 
 #include "calibrate/measured_framework.h"
 #include "calibrate/profile_file.h"
+#include "calibrate/validation_report.h"
 #include "common/clock.h"
 #include "common/percentile.h"
 
@@ -81,7 +82,7 @@ Expected<std::vector<FrameworkTimeRow>> CompareFrameworkTime(const HostProfile& 
       continue;
     }
     const double lat = m["latency_ms"].value("median", 0.0);
-    const double kern = m.value("kernel_ms", 0.0);
+    const double kern = MeasuredKernelMs(m);
     double overhead = 1;
     if (m.contains("profiler_overhead_factor")) {
       const auto& f = m["profiler_overhead_factor"];

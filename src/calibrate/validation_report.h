@@ -101,6 +101,13 @@ struct ValidationReport {
 // [count, total_us, ...] with finite, non-negative numbers (docs/profile-format.md).
 Status CheckMeasuredRow(const nlohmann::json& row);
 
+// The GPU time of one iteration of a measured row (0 when it has none). Runs that write
+// kernel_sum_ms give kernel_ms as the time at least one kernel ran; older runs wrote the
+// kernels' summed durations, and where those overlapped (a sum over the row's GPU span, or
+// over its latency: the per-group kernels of wav2vec2's and WavLM's positional convolution)
+// the GPU was busy for at most that span or latency, which is returned instead.
+double MeasuredKernelMs(const nlohmann::json& row);
+
 Expected<ValidationReport> CompareMeasurements(const nlohmann::json& measured,
                                                const HostProfile& profile,
                                                const CompareOptions& options);

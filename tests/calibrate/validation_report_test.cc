@@ -196,5 +196,18 @@ TEST(ValidationReportTest, RowsCanBePredictedAtTheCpuSpeedTheyRanAt) {
   EXPECT_TRUE(probe_noted);
 }
 
+// A row's GPU time: kernel_ms as written where the run wrote kernel_sum_ms beside it (the
+// busy time); an older run's summed durations capped at the GPU span, else at the latency,
+// where overlapping kernels made the sum exceed them.
+TEST(ValidationReportTest, MeasuredKernelTimeIsTheBusyTime) {
+  const nlohmann::json lat = {{"median", 3.1}, {"p10", 3.0}, {"p90", 3.2}};
+  EXPECT_DOUBLE_EQ(MeasuredKernelMs({{"latency_ms", lat}, {"kernel_ms", 2.5}, {"kernel_sum_ms", 12.4}}), 2.5);
+  EXPECT_DOUBLE_EQ(MeasuredKernelMs({{"latency_ms", lat}, {"kernel_ms", 12.4}}), 3.1);
+  EXPECT_DOUBLE_EQ(MeasuredKernelMs({{"latency_ms", lat}, {"kernel_ms", 12.4}, {"gpu_span_ms", 2.9}}), 2.9);
+  EXPECT_DOUBLE_EQ(MeasuredKernelMs({{"latency_ms", lat}, {"kernel_ms", 1.2}, {"gpu_span_ms", 2.9}}), 1.2);
+  EXPECT_DOUBLE_EQ(MeasuredKernelMs({{"latency_ms", lat}}), 0);
+  EXPECT_DOUBLE_EQ(MeasuredKernelMs({{"latency_ms", lat}, {"kernel_ms", nullptr}}), 0);
+}
+
 }  // namespace
 }  // namespace ftax
