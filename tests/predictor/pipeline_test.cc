@@ -276,13 +276,9 @@ TEST(PipelineTest, SamplingKeepsParametersNonNegative) {
 }
 
 
-// A dispatch whose op type the profile measured costs that op's cost, with the launches its
-// bench chain made included; an op type without a measured cost costs its class's.
-TEST(PipelineTest, MeasuredOpTypesArePricedByTheirOwnCost) {
-  HostProfile prof = testing::SyntheticProfile();
-  FrameworkParams& ts = prof.frameworks.at("torchscript");
-  ts.op_us["conv"] = Param::Of(30, 1);
-  ts.op_kernels["conv"] = 2;
+// A convolution (one kernel), an in-place ReLU (one kernel) and a view, each dispatched from
+// ATen with its op type's cost key.
+WorkList ConvReluView() {
   WorkList w;
   auto add = [&](DispatchClass c, const std::string& type, int kernels) {
     DispatchWork d;
@@ -302,6 +298,17 @@ TEST(PipelineTest, MeasuredOpTypesArePricedByTheirOwnCost) {
   add(DispatchClass::kLibrary, "_convolution", 1);
   add(DispatchClass::kKernel, "relu_", 1);
   add(DispatchClass::kView, "view", 0);
+  return w;
+}
+
+// A dispatch whose op type the profile measured costs that op's cost, with the launches its
+// bench chain made included; an op type without a measured cost costs its class's.
+TEST(PipelineTest, MeasuredOpTypesArePricedByTheirOwnCost) {
+  HostProfile prof = testing::SyntheticProfile();
+  FrameworkParams& ts = prof.frameworks.at("torchscript");
+  ts.op_us["conv"] = Param::Of(30, 1);
+  ts.op_kernels["conv"] = 2;
+  const WorkList w = ConvReluView();
   Expected<ResolvedParams> rp = ResolveParams(w, prof, Framework::kTorchscript);
   ASSERT_TRUE(rp.ok()) << rp.status().message();
   ASSERT_EQ(rp->dispatch_op.size(), 3u);
@@ -339,25 +346,7 @@ TEST(PipelineTest, RelativeOpScalesScaleEachOpTypeAndTheRest) {
   FrameworkParams& ts = prof.frameworks.at("torchscript");
   ts.op_us["conv"] = Param::Of(30, 1);
   ts.op_kernels["conv"] = 1;
-  WorkList w;
-  auto add = [&](DispatchClass c, const std::string& type, int kernels) {
-    DispatchWork d;
-    d.cls = c;
-    d.cost_key = &DispatchCostKey("aten", type);
-    d.first_kernel = int(w.kernels.size());
-    d.num_kernels = kernels;
-    for (int k = 0; k < kernels; ++k) {
-      KernelWork kw;
-      kw.cls = KernelClass::kElementwise;
-      kw.dtype = DType::kFloat16;
-      kw.bytes = 1024;
-      w.kernels.push_back(kw);
-    }
-    w.dispatches.push_back(d);
-  };
-  add(DispatchClass::kLibrary, "_convolution", 1);
-  add(DispatchClass::kKernel, "relu_", 1);
-  add(DispatchClass::kView, "view", 0);
+  const WorkList w = ConvReluView();
   Expected<ResolvedParams> plain = ResolveParams(w, prof, Framework::kTorchscript);
   ASSERT_TRUE(plain.ok()) << plain.status().message();
   const double call = plain->call_us, kernel = plain->dispatch_us[int(DispatchClass::kKernel)],
