@@ -10,7 +10,8 @@
 // speed where the row and the profile both read it (a Python eager row's cpu_gauge_us, a
 // TorchScript row's host_probe_us: divided by their ratio). A refinement then measures what
 // models cost over the bench, not the CPU state the runs met: host run aw's calibration models
-// ran under TorchScript at a probe 1.44x the bench's fast state and refined x1.285 without it. The GPU tail is the kernel
+// ran under TorchScript at a probe 1.44x the bench's fast state and refined x1.285 without it
+// (x1.061 with it). The GPU tail is the kernel
 // work the prediction leaves after the last dispatch: in a framework-bound run the kernels
 // run under the CPU's dispatches, so subtracting all kernel time (as before 2026-11-22)
 // under-stated the CPU side by up to the kernel time and the refined costs came out low.
@@ -134,9 +135,9 @@ void ScaleFrameworkCosts(const std::string& framework, double scale, double scal
 // the product of its refinements of each framework it last refined. Scales of profiles that
 // price a framework's ops by type and of profiles that price them by class are kept apart
 // (two entries of one framework, Entry::op_costs). A scale that one profile alone recorded is
-// not carried (RefitReport::not_carried says so): it has no spread. Relative per-op scales that a refinement
-// fitted (provenance.refinement_op_scale.FRAMEWORK.op_scale) are carried per op type as the
-// median over the profiles that have them (RefitReport::op_scales).
+// not carried (RefitReport::not_carried says so): it has no spread. Relative per-op scales
+// that a refinement fitted (provenance.refinement_op_scale.FRAMEWORK.op_scale) are carried per
+// op type as the median over the profiles that have them (RefitReport::op_scales).
 Expected<RefitReport> PriorFromRefinedProfiles(const std::vector<HostProfile>& refined,
                                                const std::vector<std::string>& names,
                                                const std::string& gpu = "");

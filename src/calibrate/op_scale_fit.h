@@ -3,8 +3,8 @@
 // TorchScript and Python eager price each op by the bench's chains of that op alone. Whole
 // models do not pay those costs in the same proportions: on host run av (H100) the traced
 // calibration models' convolutions, batch norms, ReLUs and pools cost 0.88 of their chain
-// price relative to the rest, linear and matmul 0.83, and the ops priced by class (fused
-// element-wise groups, views, launches, the call) 1.49. FitOpScales measures that shape on the
+// price relative to the rest, linear and matmul 0.74, and the ops priced by class (fused
+// element-wise groups, views, launches, the call) 1.56. FitOpScales measures that shape on the
 // CPU-bound rows of a validation report: each row's predicted CPU time is split into five
 // groups of op types (OpScaleGroups, then "the rest"), and the measured time is fitted as a
 // weighted sum of the groups by least squares on relative errors, each weight pulled toward
