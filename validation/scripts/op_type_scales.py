@@ -14,7 +14,10 @@ least squares on relative errors, each weight pulled toward one common scale (ri
 weights over the common scale are the relative scales. Applied to another host's evaluation
 rows as they are (no scale of that host's own), they show whether the shape carries.
 
-A diagnosis for the validation record, not part of ftax's pricing. Run from a folder whose
+A diagnosis for the validation record, not part of ftax's pricing: `ftax validate
+--refined-profile` now fits these scales itself (src/calibrate/op_scale_fit.h, the same groups
+and ridge) and the prior carries them; this script stays as the record of how the first ones
+were found. Run from a folder whose
 data/models/ holds the traces the rows name (host run ai's models.tar.xz; the calibration
 models from tests/data/parity/NAME.pt.xz unpacked as NAME.fp16.pt):
   validation/scripts/op_type_scales.py --ftax build/ftax --framework torchscript \\
