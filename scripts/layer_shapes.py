@@ -18,7 +18,8 @@ position-id slices of BERT-like exports.
 Two small grids are added: patchify convolutions (an image of 3 channels cut into patches:
 kernel equal to stride, the patch embedding of vision transformers and ConvNeXt's stem), since
 each model has one such layer and its width varies, grouped 3x3 convolutions of 4 to 64
-channels a group, since the calibration models' grouped layers all have 8, and grouped 1x1
+channels a group at 128 to 1024 channels (56 down to 7 pixels), since the calibration models'
+grouped layers all have 8, and grouped 1x1
 convolutions (2, 4 or 8 groups, 1-D over 128 positions and 2-D), which no calibration model has:
 cuDNN runs some of them group by group, a layout transpose, a kernel and a transpose back each
 (validation/scripts/grouped_conv_kernels.py), so a model built of them launches several times
@@ -50,7 +51,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # at a 224 px image, so that a model's patchify layer lies within an octave of measured ones.
 # Grouped 3x3 convolutions beyond the calibration models' own (RegNet-Y's 8 channels a group):
 # channels per group x (channels, spatial size), as ResNeXt- and RegNet-style stages have them.
-GROUPED_GRID = [(gw, c, hw) for gw in (4, 16, 32, 64) for c, hw in ((128, 56), (256, 28), (512, 14))]
+GROUPED_GRID = [(gw, c, hw) for gw in (4, 16, 32, 64) for c, hw in ((128, 56), (256, 28), (512, 14), (1024, 7))]
 # Grouped 1x1 convolutions: groups x (channels in, channels out, spatial size), 1-D over 128
 # positions (a sequence model's layers) and 2-D, square and widening or narrowing 4x.
 GROUPED_POINTWISE_GRID = ([(g, cin, cout, [128]) for g in (2, 4, 8)
