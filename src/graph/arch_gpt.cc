@@ -236,6 +236,7 @@ Status BuildGpt(const ArchParams& p, Graph* g) {
     b.SetInts("size", {-1, S});
     x = embed("wte", c.vocab, v, xd, &wte_w);
     std::string pos = b.Op1("arange", {}, {S}, DType::kInt64);
+    b.SetString("device", "cuda:0");  // device=input_ids.device: on the GPU
     pos = b.Op1("add", {pos}, {S}, DType::kInt64);
     pos = b.Op1("unsqueeze", {pos}, {1, S}, DType::kInt64);
     b.SetInt("dim", 0);

@@ -709,10 +709,14 @@ std::string HfSdpaMask(GraphBuilder& b, const std::string& mask2d, int64_t B, in
                        int64_t L, bool causal) {
   const DType i64 = DType::kInt64, bl = DType::kBool;
   std::string pad = b.Op1("to", {mask2d}, {B, L}, bl);
+  // The mask's aranges take the input's device (transformers' device=...): GPU tensors.
   std::string q = b.Op1("arange", {}, {S}, i64);       // cache_position
+  b.SetString("device", "cuda:0");
   std::string kv = b.Op1("arange", {}, {L}, i64);      // kv_arange
+  b.SetString("device", "cuda:0");
   kv = b.Op1("add", {kv}, {L}, i64);                   // += kv_offset
   std::string bi = b.Op1("arange", {}, {B}, i64);      // batch_arange
+  b.SetString("device", "cuda:0");
   std::string hi = b.Op1("add", {q}, {S}, i64);        // position of the queries
   // batch[:, None, None, None], head[None, :, None, None], q[None, None, :, None],
   // kv[None, None, None, :]

@@ -105,7 +105,9 @@ Val PrimScalar(const std::string& kind, const std::vector<Val>& in, const Graph&
     const TensorInfo* t = g.Find(in[0].tensor);
     if (t) return Val::Int(static_cast<int64_t>(ToScalarType(t->dtype)));
   }
-  if (kind == "prim::device") return Val::Str("cpu");
+  // A model tensor's device is the GPU the model runs on (the loader walks the graph on the
+  // CPU): `device=x.device` in scripted code makes a GPU tensor (predictor: HostPlacement).
+  if (kind == "prim::device") return Val::Str("cuda:0");
   if (kind == "prim::requires_grad" || kind == "prim::is_cuda") return Val::Bool(false);
   return Val();
 }

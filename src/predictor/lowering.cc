@@ -159,6 +159,12 @@ class Walker {
       FindOnnxAttentions();
       if (!attention_.empty()) FindPackedQkvSplits();
     }
+    // A trace made on the GPU names it wherever the code gave a device (a .to(), a factory's
+    // device=); one made on the CPU names only the CPU, and says nothing of where the model's
+    // tensors will live, so its factories' devices are not read (HostPlacement).
+    gpu_trace_ = std::any_of(g_.ops.begin(), g_.ops.end(), [](const Op& op) {
+      return IsAten(op.domain) && op.StringAttr("device", "").rfind("cuda", 0) == 0;
+    });
     work_.dispatches.reserve(g_.ops.size());
     work_.kernels.reserve(g_.ops.size());
     const bool any_gelu = !gelu_member_.empty() || !gelu_input_.empty();
@@ -228,6 +234,14 @@ class Walker {
       work_.notes.push_back("op type '" + type + "' (" + std::to_string(n) +
                             " nodes) is unknown to ftax (no lowering rule, no counting entry): "
                             "priced as one elementwise kernel");
+    if (!uploads_.empty())
+      work_.notes.push_back(
+          std::to_string(uploads_.size()) + " copies of a CPU tensor to the GPU in the forward pass (first: '" +
+          uploads_.front() + "'): the CPU waits there until the GPU has run the work queued before it" +
+          (IsCudaGraph(opt_.framework) || opt_.framework == Framework::kTorchCompileReduceOverhead
+               ? "; CUDA graph capture fails on such a copy ('Cannot copy between CPU and CUDA tensors during "
+                 "CUDA graph capture'), so this framework cannot run the model as written"
+               : ""));
     work_.generic_ops = generic_;
     work_.unpriced_ops = unknown_;
     return std::move(work_);
@@ -376,6 +390,48 @@ class Walker {
       if (!rank0(o)) return false;
     for (const std::string& o : op.outputs) AddToSet(host_scalars_, o);
     return true;
+  }
+
+  // Where a trace made a tensor on the CPU, the ops on it run on the CPU and moving it to the
+  // GPU waits for the GPU. In a trace made on the GPU (gpu_trace_), a factory op (arange, zeros, full, ...) whose device the trace left
+  // at its default or set to "cpu" makes a CPU tensor (WavLM's relative positions:
+  // torch.arange(n) and the bucket arithmetic on it, then .to(weight.device)); an op whose
+  // tensor inputs are all CPU tensors (0-d scalars aside) runs on the CPU: a dispatch, no
+  // kernel. aten::to / _to_copy of a CPU tensor to a CUDA device is a copy from pageable
+  // memory, which CUDA starts only after the stream's queued work is done: the CPU waits there
+  // for the GPU (DispatchWork::waits_for_gpu), and CUDA graph capture refuses it.
+  enum class Placement { kDevice, kHostOp, kUpload };
+  Placement HostPlacement(const Op& op) {
+    static const std::string_view kFactories[] = {"arange", "zeros", "ones", "full", "empty", "tensor",
+                                                  "scalar_tensor", "linspace", "eye"};
+    if (!gpu_trace_) return Placement::kDevice;
+    const std::string device = op.StringAttr("device", "");
+    const bool to_host = device.empty() || device.rfind("cpu", 0) == 0;
+    const bool is_factory =
+        std::find(std::begin(kFactories), std::end(kFactories), std::string_view(op.type)) != std::end(kFactories);
+    if (is_factory) {
+      bool has_tensor_input = false;
+      for (const std::string& in : op.inputs) has_tensor_input |= !in.empty();
+      if (has_tensor_input || !to_host) return Placement::kDevice;
+      for (const std::string& o : op.outputs) AddToSet(host_tensors_, o);
+      return Placement::kHostOp;
+    }
+    int host_inputs = 0;
+    for (const std::string& in : op.inputs) {
+      if (in.empty()) continue;
+      if (InSet(host_tensors_, in)) {
+        ++host_inputs;
+        continue;
+      }
+      const TensorInfo* t = Find(in);
+      if (t && t->has_shape && t->shape.empty()) continue;  // a scalar goes with either device
+      return Placement::kDevice;
+    }
+    if (host_inputs == 0) return Placement::kDevice;
+    const bool copy = op.type == "to" || op.type == "_to_copy";
+    if (copy && !device.empty() && !to_host) return Placement::kUpload;
+    for (const std::string& o : op.outputs) AddToSet(host_tensors_, o);
+    return Placement::kHostOp;
   }
 
   // Exporters write F.gelu (erf form) as x * (1 + erf(x / sqrt(2))) * 0.5 (the
@@ -1131,6 +1187,20 @@ class Walker {
       if (!RunsPythonCode()) Dispatch(DispatchClass::kView, index, int(work_.kernels.size()));
       return Status::Ok();
     }
+    if (!onnx) {
+      switch (HostPlacement(op)) {
+        case Placement::kHostOp:  // runs on the CPU: a dispatch, no kernel
+          if (rule.dispatch) Dispatch(DispatchClass::kView, index, int(work_.kernels.size()));
+          return Status::Ok();
+        case Placement::kUpload:  // a copy from pageable memory: waits for the GPU
+          Dispatch(DispatchClass::kKernel, index, int(work_.kernels.size()));
+          work_.dispatches.back().waits_for_gpu = true;
+          uploads_.push_back(op.name);
+          return Status::Ok();
+        case Placement::kDevice:
+          break;
+      }
+    }
     if (rule.bias_foldable && IsFoldedBias(op)) return Status::Ok();
     if (!rule.dispatch) return Status::Ok();
 
@@ -1779,6 +1849,9 @@ class Walker {
   TensorSet channels_last_;  // 4-D tensors in NHWC memory (TrackChannelsLast)
   bool inductor_channels_last_ = false;  // torch.compile runs every 2-D convolution channels-last
   TensorSet host_scalars_;  // 0-d tensors on the CPU (IsHostScalarArithmetic)
+  TensorSet host_tensors_;  // tensors a trace made on the CPU (HostPlacement)
+  bool gpu_trace_ = false;  // some op names a CUDA device
+  std::vector<std::string> uploads_;  // nodes that copy a CPU tensor to the GPU
   std::map<std::string, int> unknown_;
   std::map<std::string, int> generic_;
   std::unordered_map<int, OnnxAttention> attention_;  // last MatMul -> the attention it ends

@@ -487,6 +487,10 @@ Timing Simulate(const WorkList& work, const ResolvedParams& p) {
   for (size_t di = 0; di < work.dispatches.size(); ++di) {
     const DispatchWork& d = work.dispatches[di];
     const int op = by_op ? p.dispatch_op[di] : -1;
+    if (d.waits_for_gpu && gpu > cpu) {  // the CPU waits for the GPU's queued kernels
+      t.sync_wait_us += gpu - cpu;
+      cpu = gpu;
+    }
     cpu += (op >= 0 ? p.op_us[size_t(op)] : p.dispatch_us[int(d.cls)]) + module_share;
     // The dispatch cost covers its first launch (an op's measured cost: the launches its op
     // made in the bench); every further one costs the CPU again, before this kernel (an op's

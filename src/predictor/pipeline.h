@@ -157,6 +157,7 @@ struct Timing {
   double launch_us = 0;     // of which launches beyond each dispatch's first (launch_us each)
   double compute_us = 0;    // sum of GPU kernel times
   double gpu_idle_us = 0;   // GPU idle inside the call
+  double sync_wait_us = 0;  // of framework_us: the CPU waiting for the GPU (waits_for_gpu)
   int dispatches = 0;
   int kernels = 0;           // GPU kernels launched (library calls' extra kernels included)
   std::array<double, kNumKernelClasses> class_us{};  // kernel time per class

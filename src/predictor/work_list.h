@@ -73,6 +73,9 @@ struct DispatchWork {
   // The op type's dispatch-cost key (DispatchCostKey; null: priced by its class alone, e.g. a
   // reshape that copies, which costs what a kernel does, not what a view does).
   const std::string* cost_key = nullptr;
+  // The CPU waits here until the GPU has finished every kernel enqueued before this dispatch
+  // (a copy of a CPU tensor to the GPU from pageable memory).
+  bool waits_for_gpu = false;
 };
 
 struct WorkList {

@@ -1243,6 +1243,62 @@ TEST(LoweringTest, HostScalarArithmeticLaunchesNoKernel) {
   }
 }
 
+// WavLM's relative positions, as its trace runs them: torch.arange(49) on the CPU (no device
+// given), bucket arithmetic on it (CPU ops: a dispatch each, no kernel), .to(cuda:0) (a copy
+// from pageable memory: the CPU waits for the GPU there), an embedding on the GPU. An arange
+// given the GPU as its device is a GPU kernel, and so is what reads it.
+TEST(LoweringTest, CpuTensorsOfATraceRunOnTheCpuAndTheirUploadWaitsForTheGpu) {
+  Graph g;
+  g.tensors["pos"] = T("pos", {49});
+  g.tensors["pos"].dtype = DType::kInt64;
+  g.tensors["rel"] = g.tensors["pos"];
+  g.tensors["rel"].name = "rel";
+  g.tensors["rel"].shape = T("r", {49, 49}).shape;
+  g.tensors["bucket"] = g.tensors["rel"];
+  g.tensors["bucket"].name = "bucket";
+  g.tensors["idx"] = g.tensors["rel"];
+  g.tensors["idx"].name = "idx";
+  g.tensors["w"] = T("w", {320, 12}, DType::kFloat16, true);
+  g.tensors["bias"] = T("bias", {49, 49, 12}, DType::kFloat16);
+  g.ops.push_back(MakeOp("aten", "arange", {}, {"pos"}));
+  g.ops.push_back(MakeOp("aten", "sub", {"pos", "pos"}, {"rel"}));
+  g.ops.push_back(MakeOp("aten", "abs", {"rel"}, {"bucket"}));
+  Op to = MakeOp("aten", "to", {"bucket"}, {"idx"});
+  to.attrs["device"].kind = Attribute::Kind::kString;
+  to.attrs["device"].s = "cuda:0";
+  g.ops.push_back(to);
+  g.ops.push_back(MakeOp("aten", "embedding", {"w", "idx"}, {"bias"}));
+  g.outputs = {"bias"};
+  for (Framework f : {Framework::kPytorchEager, Framework::kTorchscript}) {
+    SCOPED_TRACE(FrameworkName(f));
+    Expected<WorkList> w = Lower(g, {f, DType::kFloat16});
+    ASSERT_TRUE(w.ok()) << w.status().message();
+    ASSERT_EQ(w->kernels.size(), 1u);  // the embedding's gather
+    EXPECT_EQ(w->kernels[0].op_index, 4);
+    ASSERT_EQ(w->dispatches.size(), 5u);
+    for (int i = 0; i < 5; ++i) EXPECT_EQ(w->dispatches[size_t(i)].waits_for_gpu, i == 3) << i;
+    EXPECT_EQ(w->dispatches[0].cls, DispatchClass::kView);  // a CPU op costs no launch
+    bool noted = false;
+    for (const std::string& n : w->notes) noted |= n.find("copies of a CPU tensor to the GPU") != std::string::npos;
+    EXPECT_TRUE(noted);
+  }
+  // On the GPU from the start: every op launches its kernels there, and nothing waits.
+  g.ops[0].attrs["device"].kind = Attribute::Kind::kString;
+  g.ops[0].attrs["device"].s = "cuda:0";
+  Expected<WorkList> w = Lower(g, {Framework::kTorchscript, DType::kFloat16});
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_GE(w->kernels.size(), 3u);  // arange, sub and abs (fused or not), embedding
+  for (const DispatchWork& d : w->dispatches) EXPECT_FALSE(d.waits_for_gpu);
+  // A trace made on the CPU names no CUDA device anywhere: where its tensors will live is not
+  // known, so its factories are priced on the GPU as before.
+  g.ops[0].attrs.erase("device");
+  g.ops[3].attrs["device"].s = "cpu";
+  w = Lower(g, {Framework::kTorchscript, DType::kFloat16});
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_GE(w->kernels.size(), 3u);
+  for (const DispatchWork& d : w->dispatches) EXPECT_FALSE(d.waits_for_gpu);
+}
+
 // F.scaled_dot_product_attention over [2, 12, 128, 64] (bh = 24, sq = sk = 128), with or
 // without an additive mask [2, 1, 128, 128].
 Graph SdpaGraph(bool masked) {

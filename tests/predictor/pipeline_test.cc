@@ -222,6 +222,55 @@ TEST(PipelineTest, EachExtraLaunchCostsTheCpuWhatLibTorchPaysForOne) {
                                                      own->dispatch_us[int(DispatchClass::kView)]));
 }
 
+// A dispatch that waits for the GPU (a copy of a CPU tensor to it) starts when the kernels
+// queued before it are done: the CPU cannot run ahead of a long kernel there, so what it
+// issues after waits as long as the kernel runs. By hand: one long kernel, then the copy and
+// ten one-kernel dispatches; with the wait the latency is at least the kernel plus the eleven
+// dispatches' CPU costs, without it the kernel plus the ten small kernels run back to back.
+TEST(PipelineTest, AWaitForTheGpuSerializesTheCpuBehindQueuedKernels) {
+  HostProfile prof = testing::SyntheticProfile();
+  WorkList w;
+  KernelWork big;
+  big.cls = KernelClass::kElementwise;
+  big.dtype = DType::kFloat16;
+  big.bytes = 1.0;
+  big.flops = 1.0;
+  auto add = [&w](int kernels, bool waits) {
+    DispatchWork d;
+    d.cls = DispatchClass::kKernel;
+    d.first_kernel = int(w.kernels.size()) - kernels;  // the kernels just pushed
+    d.num_kernels = kernels;
+    d.waits_for_gpu = waits;
+    w.dispatches.push_back(d);
+  };
+  w.kernels.push_back(big);
+  add(1, false);
+  add(0, true);  // the copy
+  for (int i = 0; i < 10; ++i) {
+    w.kernels.push_back(big);
+    add(1, false);
+  }
+  // The first kernel long: an elementwise kernel of many bytes (its time as the model prices it).
+  const KernelParams& ew = prof.gpu.kernels.at(KernelKey(KernelClass::kElementwise, DType::kFloat16));
+  w.kernels[0].bytes = 1e10;
+  const double long_us = KernelTimeUs(w.kernels[0], ew, prof.gpu.num_sms);
+  Expected<ResolvedParams> rp = ResolveParams(w, prof, Framework::kTorchscript);
+  ASSERT_TRUE(rp.ok());
+  const double cpu_after = 11 * rp->dispatch_us[int(DispatchClass::kKernel)];
+  ASSERT_GT(long_us, 10 * cpu_after);
+  const Timing waits = Simulate(w, rp.value());
+  w.dispatches[1].waits_for_gpu = false;
+  const Timing free = Simulate(w, rp.value());
+  EXPECT_GT(waits.sync_wait_us, long_us - cpu_after);
+  EXPECT_GE(waits.latency_us, long_us + cpu_after - 1e-6);
+  // Without the wait the CPU's dispatches hide under the long kernel (which starts once its
+  // own dispatch is done): the ten small kernels run back to back after it.
+  const double small_us = KernelTimeUs(w.kernels[1], ew, prof.gpu.num_sms);
+  EXPECT_LE(free.latency_us, rp->dispatch_us[int(DispatchClass::kKernel)] + long_us +
+                                 10 * (small_us + rp->kernel_gap_us) + rp->call_us + 1e-6);
+  EXPECT_EQ(free.sync_wait_us, 0);
+}
+
 TEST(PipelineTest, MissingFrameworkIsAClearError) {
   HostProfile prof = testing::SyntheticProfile();
   prof.frameworks.erase("torchscript");
