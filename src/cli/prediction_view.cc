@@ -27,6 +27,7 @@ json PointJson(const PredictionPoint& p) {
           {"gpu_util", p.gpu_util}, {"interval_ms", {p.interval_lo_ms, p.interval_hi_ms}},
           {"dispatches", p.dispatches}, {"kernels", p.kernels}, {"module_calls", p.module_calls},
           {"compute_ms_by_class", cls}};
+  if (p.sync_wait_ms > 0) j["sync_wait_ms"] = p.sync_wait_ms;
   if (!p.op_framework_ms.empty()) {
     json ops = json::object();
     for (const auto& [op, v] : p.op_framework_ms) ops[op] = {{"ms", v.first}, {"ops", v.second}};
@@ -208,6 +209,11 @@ std::string PredictionTable(const PredictionReport& r, const std::vector<WidthHe
     out << "width headroom " << Label(h.framework, h.precision) << " at batch " << h.batch << ": "
         << Fixed(h.factor, 2) << "x wider within +" << Fixed(h.tolerance_pct, 0) << "% latency\n";
   for (const auto& p : r.points) out << OpFrameworkLine(p);
+  for (const auto& p : r.points)
+    if (p.sync_wait_ms > 0)
+      out << "CPU waiting for the GPU, " << Label(p.framework, p.precision) << " batch " << p.batch << ": "
+          << Fixed(p.sync_wait_ms, 3) << " of " << Fixed(p.framework_ms, 3)
+          << " framework ms, at copies of CPU tensors to the GPU\n";
   for (const auto& n : r.notes) out << "note: " << n << "\n";
   return out.str();
 }

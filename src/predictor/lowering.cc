@@ -236,8 +236,10 @@ class Walker {
                             "priced as one elementwise kernel");
     if (!uploads_.empty())
       work_.notes.push_back(
-          std::to_string(uploads_.size()) + " copies of a CPU tensor to the GPU in the forward pass (first: '" +
-          uploads_.front() + "'): the CPU waits there until the GPU has run the work queued before it" +
+          (uploads_.size() == 1 ? std::string("1 copy of a CPU tensor")
+                                : std::to_string(uploads_.size()) + " copies of CPU tensors") +
+          " to the GPU in the forward pass (first: '" + uploads_.front() +
+          "'): the CPU waits there until the GPU has run the work queued before it" +
           (IsCudaGraph(opt_.framework) || opt_.framework == Framework::kTorchCompileReduceOverhead
                ? "; CUDA graph capture fails on such a copy ('Cannot copy between CPU and CUDA tensors during "
                  "CUDA graph capture'), so this framework cannot run the model as written"

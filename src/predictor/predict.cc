@@ -48,6 +48,7 @@ Expected<PredictionPoint> PredictWork(const WorkList& work, const HostProfile& p
   p.latency_ms = t.latency_us / 1e3;
   p.framework_ms = t.framework_us / 1e3;
   p.launch_ms = t.launch_us / 1e3;
+  p.sync_wait_ms = t.sync_wait_us / 1e3;
   p.compute_ms = t.compute_us / 1e3;
   p.bound = t.compute_us > t.framework_us ? "compute" : "framework";
   p.gpu_util = t.latency_us > 0 ? t.compute_us / t.latency_us : 0;

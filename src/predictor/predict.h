@@ -43,6 +43,9 @@ struct PredictionPoint {
   double latency_ms = 0;
   double framework_ms = 0;  // CPU-side time (the framework tax)
   double launch_ms = 0;     // of which kernel launches beyond each dispatch's first
+  // Of framework_ms: the CPU waiting for the GPU's queued kernels at a copy of a CPU tensor
+  // to the GPU (DispatchWork::waits_for_gpu); 0 where the model makes none.
+  double sync_wait_ms = 0;
   double compute_ms = 0;    // GPU kernel time
   std::string bound;        // "framework" or "compute"
   double gpu_util = 0;      // compute / latency

@@ -1279,7 +1279,7 @@ TEST(LoweringTest, CpuTensorsOfATraceRunOnTheCpuAndTheirUploadWaitsForTheGpu) {
     for (int i = 0; i < 5; ++i) EXPECT_EQ(w->dispatches[size_t(i)].waits_for_gpu, i == 3) << i;
     EXPECT_EQ(w->dispatches[0].cls, DispatchClass::kView);  // a CPU op costs no launch
     bool noted = false;
-    for (const std::string& n : w->notes) noted |= n.find("copies of a CPU tensor to the GPU") != std::string::npos;
+    for (const std::string& n : w->notes) noted |= n.find("1 copy of a CPU tensor to the GPU in the forward pass") != std::string::npos;
     EXPECT_TRUE(noted);
   }
   // On the GPU from the start: every op launches its kernels there, and nothing waits.

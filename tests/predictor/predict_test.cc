@@ -100,5 +100,59 @@ TEST(PredictTest, PointsLowerWithTheProfilesKernelFacts) {
   EXPECT_LE(none->compute_ms, base->compute_ms);
 }
 
+TensorInfo Tensor(const std::string& name, std::vector<int64_t> dims, DType d, bool init = false) {
+  TensorInfo t;
+  t.name = name;
+  t.dtype = d;
+  t.has_shape = true;
+  for (int64_t v : dims) t.shape.push_back(Dim::Known(v));
+  t.is_initializer = init;
+  return t;
+}
+
+Op AtenOp(const std::string& type, std::vector<std::string> in, std::vector<std::string> out) {
+  Op op;
+  op.domain = "aten";
+  op.type = type;
+  op.name = "/" + type;
+  op.inputs = std::move(in);
+  op.outputs = std::move(out);
+  return op;
+}
+
+// A long GPU op, then positions made on the CPU and copied to the GPU (WavLM's relative
+// positions): the prediction says how long the CPU waits for the GPU there, as part of its
+// framework time, and the latency holds that wait. With the copy's device not named (a trace
+// made on the CPU) nothing waits.
+TEST(PredictTest, APointSaysHowLongTheCpuWaitsForTheGpuAtACopyToIt) {
+  HostProfile prof = testing::SyntheticProfile();
+  Graph g;
+  g.tensors["x"] = Tensor("x", {64, 1024, 1024}, DType::kFloat16);
+  g.tensors["y"] = Tensor("y", {64, 1024, 1024}, DType::kFloat16);
+  g.tensors["pos"] = Tensor("pos", {49}, DType::kInt64);
+  g.tensors["idx"] = Tensor("idx", {49}, DType::kInt64);
+  g.tensors["w"] = Tensor("w", {320, 12}, DType::kFloat16, true);
+  g.tensors["bias"] = Tensor("bias", {49, 12}, DType::kFloat16);
+  g.inputs = {"x"};
+  g.ops.push_back(AtenOp("add", {"x", "x"}, {"y"}));
+  g.ops.push_back(AtenOp("arange", {}, {"pos"}));
+  Op to = AtenOp("to", {"pos"}, {"idx"});
+  to.attrs["device"].kind = Attribute::Kind::kString;
+  to.attrs["device"].s = "cuda:0";
+  g.ops.push_back(to);
+  g.ops.push_back(AtenOp("embedding", {"w", "idx"}, {"bias"}));
+  g.outputs = {"y", "bias"};
+  Expected<PredictionPoint> waits = PredictPoint(g, prof, Framework::kTorchscript, DType::kFloat16, 0, 1, nullptr);
+  ASSERT_TRUE(waits.ok()) << waits.status().message();
+  EXPECT_GT(waits->sync_wait_ms, 0.5 * waits->compute_ms);
+  EXPECT_LE(waits->sync_wait_ms, waits->framework_ms);
+  EXPECT_GE(waits->latency_ms, waits->compute_ms + 1e-9);
+  g.ops[2].attrs["device"].s = "cpu";
+  Expected<PredictionPoint> free = PredictPoint(g, prof, Framework::kTorchscript, DType::kFloat16, 0, 1, nullptr);
+  ASSERT_TRUE(free.ok()) << free.status().message();
+  EXPECT_EQ(free->sync_wait_ms, 0);
+  EXPECT_LT(free->framework_ms, waits->framework_ms);
+}
+
 }  // namespace
 }  // namespace ftax
