@@ -101,8 +101,8 @@ struct Profile {
 
 // Dict keys and the few string values of a point, made once (interned) rather than per point.
 struct PointKeys {
-  py::object batch, framework, precision, latency_ms, interval_ms, framework_ms, compute_ms, bound,
-      gpu_util, kernels, dispatches, unpriced_ops, compute, framework_bound;
+  py::object batch, framework, precision, latency_ms, interval_ms, framework_ms, sync_wait_ms, compute_ms,
+      bound, gpu_util, kernels, dispatches, unpriced_ops, compute, framework_bound;
   std::vector<py::object> framework_names, dtype_names;
 };
 
@@ -114,7 +114,7 @@ const PointKeys& Keys() {
   static const PointKeys* keys = [] {
     auto* k = new PointKeys{Interned("batch"), Interned("framework"), Interned("precision"),
                             Interned("latency_ms"), Interned("interval_ms"), Interned("framework_ms"),
-                            Interned("compute_ms"), Interned("bound"), Interned("gpu_util"),
+                            Interned("sync_wait_ms"), Interned("compute_ms"), Interned("bound"), Interned("gpu_util"),
                             Interned("kernels"), Interned("dispatches"), Interned("unpriced_ops"),
                             Interned("compute"), Interned("framework"), {}, {}};
     for (ftax::Framework f : ftax::AllFrameworks()) {
@@ -137,6 +137,7 @@ py::dict PointDict(const ftax::PredictionPoint& p) {
   d[k.latency_ms] = py::float_(p.latency_ms);
   d[k.interval_ms] = py::make_tuple(p.interval_lo_ms, p.interval_hi_ms);
   d[k.framework_ms] = py::float_(p.framework_ms);
+  d[k.sync_wait_ms] = py::float_(p.sync_wait_ms);
   d[k.compute_ms] = py::float_(p.compute_ms);
   d[k.bound] = p.bound == "compute" ? k.compute : p.bound == "framework" ? k.framework_bound : py::str(p.bound);
   d[k.gpu_util] = py::float_(p.gpu_util);

@@ -52,8 +52,9 @@ def predict(model, profile="h200", framework="cuda-graph", precision="fp16", bat
             interval=True, crossover=False):
     """Predicted latency of `model` on `profile` (a name such as "h200", a path, or a Profile).
     framework, precision and batch may be single values or lists; one dict per point with
-    latency_ms, interval_ms (p10, p90), framework_ms, compute_ms, bound, gpu_util, kernels,
-    dispatches, unpriced_ops."""
+    latency_ms, interval_ms (p10, p90), framework_ms (sync_wait_ms of it: the CPU waiting for
+    the GPU at copies of CPU tensors to it), compute_ms, bound, gpu_util, kernels, dispatches,
+    unpriced_ops."""
     if isinstance(model, str) and not crossover:
         p = _loaded_profile(profile)
         if p is not None:

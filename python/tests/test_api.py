@@ -34,6 +34,8 @@ def test_predict_matches_the_cli():
         assert p["latency_ms"] == pytest.approx(cli[(p["framework"], p["batch"])], rel=1e-9)
         assert p["bound"] in ("framework", "compute")
         assert p["latency_ms"] >= p["compute_ms"] - 1e-9
+        # A BERT spec copies no CPU tensor to the GPU: the CPU never waits for it.
+        assert p["sync_wait_ms"] == 0
 
 
 def test_deeper_is_slower_and_a_reused_model_gives_the_same_answer():
