@@ -1,6 +1,8 @@
 #include "calibrate/cpu_gauge.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <string>
 #include <vector>
 
 namespace ftax {
@@ -55,6 +57,34 @@ CpuGaugeNormalization NormalizeToCpuGauge(Measurements* m) {
   for (DispatchMeasurement& d : m->dispatch)
     if (d.cpu_gauge_us > 0) d.host_probe_us = -1;
   out.probe = BringToFastState(m, &DispatchMeasurement::host_probe_us);
+  return out;
+}
+
+std::vector<std::string> SlowBenchWarnings(const HostProfile& bench, const std::vector<HostProfile>& others,
+                                           double ratio) {
+  std::vector<std::string> out;
+  const std::string cpu = bench.host.is_object() ? bench.host.value("cpu", "") : "";
+  if (cpu.empty()) return out;
+  auto check = [&](double own, double HostProfile::*reading, const char* what) {
+    if (!(own > 0)) return;
+    std::vector<double> v;
+    for (const HostProfile& o : others)
+      if (o.host.is_object() && o.host.value("cpu", "") == cpu && o.*reading > 0) v.push_back(o.*reading);
+    if (v.size() < 2) return;
+    std::sort(v.begin(), v.end());
+    const double median = Quantile(v, 0.5);
+    if (!(own > ratio * median)) return;
+    char b[512];
+    std::snprintf(b, sizeof(b),
+                  "the bench's %s read %.2f us in its fast state (the 10th percentile its rows were brought "
+                  "to), %.2fx the median of %zu other hosts of the same CPU (%.2f us): the host may have run "
+                  "slow throughout the bench, and its CPU-side costs be priced slow; rerun `ftax bench` when "
+                  "the host is quiet",
+                  what, own, own / median, v.size(), median);
+    out.push_back(b);
+  };
+  check(bench.cpu_gauge_us, &HostProfile::cpu_gauge_us, "CPU gauge (Python eager)");
+  check(bench.host_probe_us, &HostProfile::host_probe_us, "host probe (TorchScript, CUDA graphs)");
   return out;
 }
 

@@ -15,7 +15,11 @@
 //   if (n.probe.rows) profile.host_probe_us = n.probe.reference_us;
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "calibrate/measurements.h"
+#include "predictor/host_profile.h"
 
 namespace ftax {
 
@@ -32,5 +36,15 @@ struct CpuGaugeNormalization : GaugeScaling {
 };
 
 CpuGaugeNormalization NormalizeToCpuGauge(Measurements* m);
+
+// Whether a bench ran while its host was slow throughout: its fast state (the reference its
+// rows were brought to) against the fast states recorded by other hosts' profiles of the same
+// CPU model (HostProfile::host "cpu"). One warning line per reading (the Python gauge, the
+// host probe) whose reference is more than `ratio` times the median of at least two such
+// profiles' (H200 host run ay: gauge 3.48 us against 2.89 and 2.91, probe 8.11 against 6.16
+// and 5.91); nothing where fewer profiles recorded one. A warning, not a correction: the same
+// CPU model may still run at another speed on another host.
+std::vector<std::string> SlowBenchWarnings(const HostProfile& bench, const std::vector<HostProfile>& others,
+                                           double ratio = 1.15);
 
 }  // namespace ftax

@@ -19,6 +19,7 @@
 #include "calibrate/framework_refit.h"
 #include "calibrate/measurements.h"
 #include "calibrate/op_mix.h"
+#include "calibrate/profile_file.h"
 #include "calibrate/profile_fit.h"
 #include "cli/calibrate_from_trace.h"
 #include "cli/commands.h"
@@ -232,6 +233,16 @@ int RunCalibrate(const CalibrateOptions& o) {
   if (profile.synthetic)
     profile.provenance["notes"] = "fitted from SYNTHETIC measurements; not a real host";
   if (!o.prior.empty()) {
+    // The prior's hosts also say whether this bench saw its host's fast state at all.
+    std::vector<HostProfile> others;
+    for (const std::string& path : o.prior) {
+      Expected<HostProfile> p = LoadHostProfile(path);
+      if (p.ok()) others.push_back(std::move(p.value()));
+    }
+    HostProfile bench = profile;
+    bench.host = all.host;
+    for (const std::string& line : SlowBenchWarnings(bench, others))
+      std::cerr << "calibrate: warning: " << line << "\n";
     std::vector<std::string> skipped;
     const RefitReport applied = ApplyScales(prior.value(), &profile, &skipped);
     for (const std::string& line : prior->not_carried) std::cerr << "calibrate: prior: " << line << "\n";

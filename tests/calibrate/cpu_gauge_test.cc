@@ -71,3 +71,40 @@ TEST(CpuGaugeTest, NoGaugeNoChange) {
 
 }  // namespace
 }  // namespace ftax
+
+namespace ftax {
+namespace {
+
+HostProfile WithReadings(const std::string& cpu, double gauge, double probe) {
+  HostProfile p;
+  p.host = {{"cpu", cpu}, {"gpu", "NVIDIA H200"}};
+  p.cpu_gauge_us = gauge;
+  p.host_probe_us = probe;
+  return p;
+}
+
+// A bench whose fast state sits well above what other hosts of its CPU recorded is flagged,
+// reading by reading: host run ay's gauge (3.48 us against 2.89 and 2.91) and probe (8.11
+// against 6.16 and 5.91). Within 15%, with fewer than two such hosts, or against another CPU
+// model, nothing is said.
+TEST(CpuGaugeTest, ABenchSlowerThanOtherHostsOfItsCpuIsFlagged) {
+  const std::string xeon = "Intel(R) Xeon(R) Processor";
+  const std::vector<HostProfile> others = {WithReadings(xeon, 2.8919, 6.1602), WithReadings(xeon, 2.9098, 5.9144),
+                                           WithReadings(xeon, -1, -1)};
+  std::vector<std::string> w = SlowBenchWarnings(WithReadings(xeon, 3.48, 8.11), others);
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_NE(w[0].find("CPU gauge (Python eager) read 3.48 us"), std::string::npos) << w[0];
+  EXPECT_NE(w[0].find("1.20x the median of 2 other hosts"), std::string::npos) << w[0];
+  EXPECT_NE(w[1].find("host probe"), std::string::npos) << w[1];
+  EXPECT_NE(w[1].find("1.34x"), std::string::npos) << w[1];
+  // Host run az: 2.77 and 6.11, as fast as the others.
+  EXPECT_TRUE(SlowBenchWarnings(WithReadings(xeon, 2.77, 6.11), others).empty());
+  // 3.22 us (host run am) is 1.11x: within the ratio.
+  EXPECT_TRUE(SlowBenchWarnings(WithReadings(xeon, 3.22, -1), others).empty());
+  // One other host of the CPU is no median; another CPU model is not compared.
+  EXPECT_TRUE(SlowBenchWarnings(WithReadings(xeon, 3.48, 8.11), {others[0]}).empty());
+  EXPECT_TRUE(SlowBenchWarnings(WithReadings("AMD EPYC 9654", 3.48, 8.11), others).empty());
+}
+
+}  // namespace
+}  // namespace ftax
