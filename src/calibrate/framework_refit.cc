@@ -293,14 +293,17 @@ Expected<RefitReport> PriorFromRefinedProfiles(const std::vector<HostProfile>& r
   return rep;
 }
 
-Expected<RefitReport> LoadPrior(const std::vector<std::string>& paths, const std::string& gpu) {
+Expected<RefitReport> LoadPrior(const std::vector<std::string>& paths, const std::string& gpu,
+                                std::vector<HostProfile>* loaded) {
   std::vector<HostProfile> refined;
   for (const std::string& path : paths) {
     Expected<HostProfile> p = LoadHostProfile(path);
     if (!p.ok()) return p.status();
     refined.push_back(std::move(p.value()));
   }
-  return PriorFromRefinedProfiles(refined, paths, gpu);
+  Expected<RefitReport> report = PriorFromRefinedProfiles(refined, paths, gpu);
+  if (loaded) *loaded = std::move(refined);
+  return report;
 }
 
 RefitReport ApplyScales(const RefitReport& report, HostProfile* profile, std::vector<std::string>* skipped) {

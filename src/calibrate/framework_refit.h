@@ -142,9 +142,10 @@ Expected<RefitReport> PriorFromRefinedProfiles(const std::vector<HostProfile>& r
                                                const std::vector<std::string>& names,
                                                const std::string& gpu = "");
 
-// PriorFromRefinedProfiles of the profiles in these files (errors name the file).
+// PriorFromRefinedProfiles of the profiles in these files (errors name the file); `loaded`,
+// where given, receives the profiles as read.
 Expected<RefitReport> LoadPrior(const std::vector<std::string>& refined_profile_paths,
-                                const std::string& gpu = "");
+                                const std::string& gpu = "", std::vector<HostProfile>* loaded = nullptr);
 
 // ScaleFrameworkCosts for every framework of `report` whose scale was found for costs of
 // the kind `profile` has (per-op costs or per-class ones; Entry::op_costs), and the report's

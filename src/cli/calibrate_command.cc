@@ -19,7 +19,6 @@
 #include "calibrate/framework_refit.h"
 #include "calibrate/measurements.h"
 #include "calibrate/op_mix.h"
-#include "calibrate/profile_file.h"
 #include "calibrate/profile_fit.h"
 #include "cli/calibrate_from_trace.h"
 #include "cli/commands.h"
@@ -204,7 +203,9 @@ int RunCalibrate(const CalibrateOptions& o) {
   // The prior is read before the fit, so that a bad file fails at once; the profile's host is
   // the measurements', whose GPU picks the hosts the cuda-graph scale comes from.
   const std::string gpu = all.host.is_object() ? all.host.value("gpu", "") : "";
-  Expected<RefitReport> prior = o.prior.empty() ? Expected<RefitReport>(RefitReport{}) : LoadPrior(o.prior, gpu);
+  std::vector<HostProfile> prior_profiles;
+  Expected<RefitReport> prior =
+      o.prior.empty() ? Expected<RefitReport>(RefitReport{}) : LoadPrior(o.prior, gpu, &prior_profiles);
   if (!prior.ok()) return ReportError("calibrate", prior.status());
   Expected<Calibration> c = Calibrate(all, o.fit);
   if (!c.ok()) return ReportError("calibrate", c.status());
@@ -234,14 +235,9 @@ int RunCalibrate(const CalibrateOptions& o) {
     profile.provenance["notes"] = "fitted from SYNTHETIC measurements; not a real host";
   if (!o.prior.empty()) {
     // The prior's hosts also say whether this bench saw its host's fast state at all.
-    std::vector<HostProfile> others;
-    for (const std::string& path : o.prior) {
-      Expected<HostProfile> p = LoadHostProfile(path);
-      if (p.ok()) others.push_back(std::move(p.value()));
-    }
     HostProfile bench = profile;
     bench.host = all.host;
-    for (const std::string& line : SlowBenchWarnings(bench, others))
+    for (const std::string& line : SlowBenchWarnings(bench, prior_profiles))
       std::cerr << "calibrate: warning: " << line << "\n";
     std::vector<std::string> skipped;
     const RefitReport applied = ApplyScales(prior.value(), &profile, &skipped);

@@ -395,11 +395,11 @@ class Walker {
   }
 
   // Where a trace made a tensor on the CPU, the ops on it run on the CPU and moving it to the
-  // GPU waits for the GPU. In a trace made on the GPU (gpu_trace_), a factory op (arange, zeros, full, ...) whose device the trace left
-  // at its default or set to "cpu" makes a CPU tensor (WavLM's relative positions:
-  // torch.arange(n) and the bucket arithmetic on it, then .to(weight.device)); an op whose
-  // tensor inputs are all CPU tensors (0-d scalars aside) runs on the CPU: a dispatch, no
-  // kernel. aten::to / _to_copy of a CPU tensor to a CUDA device is a copy from pageable
+  // GPU waits for the GPU. In a trace made on the GPU (gpu_trace_), a factory op (arange,
+  // zeros, full, ...) whose device the trace left at its default or set to "cpu" makes a CPU
+  // tensor (WavLM's relative positions: torch.arange(n) and the bucket arithmetic on it, then
+  // .to(weight.device)); an op whose tensor inputs are all CPU tensors (0-d scalars aside) runs
+  // on the CPU: a dispatch, no kernel. aten::to / _to_copy of a CPU tensor to a CUDA device is a copy from pageable
   // memory, which CUDA starts only after the stream's queued work is done: the CPU waits there
   // for the GPU (DispatchWork::waits_for_gpu), and CUDA graph capture refuses it.
   enum class Placement { kDevice, kHostOp, kUpload };

@@ -6,31 +6,13 @@
 #include "graph/op_cost.h"
 #include "graph/shape_inference.h"
 #include "predictor/lowering_rules.h"
+#include "test_graph.h"
 
 namespace ftax {
 namespace {
 
-TensorInfo T(const std::string& name, std::vector<int64_t> dims, DType d = DType::kFloat32,
-             bool init = false) {
-  TensorInfo t;
-  t.name = name;
-  t.dtype = d;
-  t.has_shape = true;
-  for (int64_t v : dims) t.shape.push_back(Dim::Known(v));
-  t.is_initializer = init;
-  return t;
-}
-
-Op MakeOp(const std::string& domain, const std::string& type, std::vector<std::string> in,
-          std::vector<std::string> out) {
-  Op op;
-  op.domain = domain;
-  op.type = type;
-  op.name = type + "_0";
-  op.inputs = std::move(in);
-  op.outputs = std::move(out);
-  return op;
-}
+using testing::MakeOp;
+using testing::T;
 
 TEST(LoweringTest, AtenLinearIsOneGemmWithBiasEpilogue) {
   Graph g;

@@ -4,6 +4,7 @@
 
 #include "graph/arch_spec.h"
 #include "synthetic_profile.h"
+#include "test_graph.h"
 
 namespace ftax {
 namespace {
@@ -100,25 +101,8 @@ TEST(PredictTest, PointsLowerWithTheProfilesKernelFacts) {
   EXPECT_LE(none->compute_ms, base->compute_ms);
 }
 
-TensorInfo Tensor(const std::string& name, std::vector<int64_t> dims, DType d, bool init = false) {
-  TensorInfo t;
-  t.name = name;
-  t.dtype = d;
-  t.has_shape = true;
-  for (int64_t v : dims) t.shape.push_back(Dim::Known(v));
-  t.is_initializer = init;
-  return t;
-}
-
-Op AtenOp(const std::string& type, std::vector<std::string> in, std::vector<std::string> out) {
-  Op op;
-  op.domain = "aten";
-  op.type = type;
-  op.name = "/" + type;
-  op.inputs = std::move(in);
-  op.outputs = std::move(out);
-  return op;
-}
+using testing::MakeOp;
+using testing::T;
 
 // A long GPU op, then positions made on the CPU and copied to the GPU (WavLM's relative
 // positions): the prediction says how long the CPU waits for the GPU there, as part of its
@@ -127,20 +111,20 @@ Op AtenOp(const std::string& type, std::vector<std::string> in, std::vector<std:
 TEST(PredictTest, APointSaysHowLongTheCpuWaitsForTheGpuAtACopyToIt) {
   HostProfile prof = testing::SyntheticProfile();
   Graph g;
-  g.tensors["x"] = Tensor("x", {64, 1024, 1024}, DType::kFloat16);
-  g.tensors["y"] = Tensor("y", {64, 1024, 1024}, DType::kFloat16);
-  g.tensors["pos"] = Tensor("pos", {49}, DType::kInt64);
-  g.tensors["idx"] = Tensor("idx", {49}, DType::kInt64);
-  g.tensors["w"] = Tensor("w", {320, 12}, DType::kFloat16, true);
-  g.tensors["bias"] = Tensor("bias", {49, 12}, DType::kFloat16);
+  g.tensors["x"] = T("x", {64, 1024, 1024}, DType::kFloat16);
+  g.tensors["y"] = T("y", {64, 1024, 1024}, DType::kFloat16);
+  g.tensors["pos"] = T("pos", {49}, DType::kInt64);
+  g.tensors["idx"] = T("idx", {49}, DType::kInt64);
+  g.tensors["w"] = T("w", {320, 12}, DType::kFloat16, true);
+  g.tensors["bias"] = T("bias", {49, 12}, DType::kFloat16);
   g.inputs = {"x"};
-  g.ops.push_back(AtenOp("add", {"x", "x"}, {"y"}));
-  g.ops.push_back(AtenOp("arange", {}, {"pos"}));
-  Op to = AtenOp("to", {"pos"}, {"idx"});
+  g.ops.push_back(MakeOp("aten", "add", {"x", "x"}, {"y"}));
+  g.ops.push_back(MakeOp("aten", "arange", {}, {"pos"}));
+  Op to = MakeOp("aten", "to", {"pos"}, {"idx"});
   to.attrs["device"].kind = Attribute::Kind::kString;
   to.attrs["device"].s = "cuda:0";
   g.ops.push_back(to);
-  g.ops.push_back(AtenOp("embedding", {"w", "idx"}, {"bias"}));
+  g.ops.push_back(MakeOp("aten", "embedding", {"w", "idx"}, {"bias"}));
   g.outputs = {"y", "bias"};
   Expected<PredictionPoint> waits = PredictPoint(g, prof, Framework::kTorchscript, DType::kFloat16, 0, 1, nullptr);
   ASSERT_TRUE(waits.ok()) << waits.status().message();
