@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "predictor/lowering_rules.h"
+
 namespace ftax {
 namespace {
 
@@ -62,6 +64,10 @@ class Fuser {
         continue;
       }
       Flush();
+      if (d.cost_key && *d.cost_key == "multi_head_attention") {
+        SplitMultiHeadAttention(d);
+        continue;
+      }
       DispatchWork e = d;
       e.cls = DispatchClass::kLibrary;
       e.first_kernel = int(out_.kernels.size());
@@ -70,6 +76,11 @@ class Fuser {
       out_.dispatches.push_back(e);
     }
     Flush();
+    if (mha_ > 0)
+      out_.notes.push_back("torch.compile: " + std::to_string(mha_) +
+                           " nn.MultiheadAttention calls run as Dynamo traces their Python code: each an "
+                           "input-projection GEMM, three Triton copies of q, k and v, a fused attention call "
+                           "and an output-projection GEMM, each its own call of the compiled wrapper");
     out_.notes.push_back("torch.compile: eager's " + std::to_string(in_.kernels.size()) +
                          " kernels become " + std::to_string(out_.kernels.size()) + " (" +
                          std::to_string(fused_) + " Triton kernels fused from " +
@@ -79,6 +90,47 @@ class Fuser {
   }
 
  private:
+  // nn.MultiheadAttention under torch.compile: Dynamo traces its Python code, not eager's fused
+  // fast path (aten::_native_multi_head_attention), so Inductor's wrapper calls the projection
+  // GEMMs and the attention kernel one by one, and writes q, k and v into buffers of their own
+  // for it with three Triton copies (the wrapper torch 2.11 generated for torchvision's
+  // ViT-B/32 on an H200: per layer an addmm, three copy kernels, a cuDNN attention call and an
+  // addmm). Each library kernel becomes its own library call, priced as the op type it is.
+  void SplitMultiHeadAttention(const DispatchWork& d) {
+    ++mha_;
+    for (int i = d.first_kernel; i < d.first_kernel + d.num_kernels; ++i) {
+      const KernelWork& k = in_.kernels[size_t(i)];
+      if (!IsLibraryKernel(k.cls)) {
+        // the attention's side kernels (its statistics' memsets) run inside its call
+        if (!out_.dispatches.empty() && out_.dispatches.back().cls == DispatchClass::kLibrary) {
+          out_.kernels.push_back(k);
+          ++out_.dispatches.back().num_kernels;
+        }
+        continue;
+      }
+      const bool attention = k.cls == KernelClass::kAttention || k.cls == KernelClass::kAttentionMasked;
+      if (attention) {
+        for (int c = 0; c < 3; ++c) {
+          KernelWork copy;
+          copy.cls = KernelClass::kCopy;
+          copy.variant = KernelVariant::kContiguous;  // a Triton loop, not ATen's strided copy
+          copy.dtype = k.dtype;
+          copy.op_index = k.op_index;
+          copy.bytes = k.bytes / 2;  // one of q, k, v read and written (self-attention)
+          EmitTriton(copy);
+        }
+      }
+      DispatchWork e;
+      e.cls = DispatchClass::kLibrary;
+      e.op_index = d.op_index;
+      e.first_kernel = int(out_.kernels.size());
+      e.num_kernels = 1;
+      e.cost_key = &DispatchCostKey("aten", attention ? "scaled_dot_product_attention" : "linear");
+      out_.kernels.push_back(k);
+      out_.dispatches.push_back(e);
+    }
+  }
+
   void Add(const KernelWork& k) {
     ++members_;
     if (group_size_ == 0) {
@@ -100,15 +152,20 @@ class Fuser {
 
   void Flush() {
     if (group_size_ == 0) return;
+    EmitTriton(group_);
+    group_size_ = 0;
+  }
+
+  // One Triton kernel, one call of the wrapper.
+  void EmitTriton(const KernelWork& k) {
     DispatchWork d;
     d.cls = DispatchClass::kKernel;
-    d.op_index = group_.op_index;
+    d.op_index = k.op_index;
     d.first_kernel = int(out_.kernels.size());
     d.num_kernels = 1;
-    out_.kernels.push_back(group_);
+    out_.kernels.push_back(k);
     out_.dispatches.push_back(d);
     ++fused_;
-    group_size_ = 0;
   }
 
   const WorkList& in_;
@@ -117,6 +174,7 @@ class Fuser {
   int group_size_ = 0;
   int fused_ = 0;
   int members_ = 0;
+  int mha_ = 0;
 };
 
 }  // namespace

@@ -139,6 +139,46 @@ TEST(InductorFusionTest, AModelOfLibraryCallsAloneIsUnchanged) {
   EXPECT_EQ(out.kernels.size(), 2u);
 }
 
+// nn.MultiheadAttention's fast path is one eager dispatch (QKV GEMM, attention with its
+// statistics memset, output GEMM). Compiled, it is five wrapper calls and three copies: the
+// QKV GEMM (a linear), q, k and v each copied by a Triton kernel of its own (half the
+// attention's bytes each: the tensor read and written), the attention call with its memset,
+// the output GEMM (a linear). Element-wise work after it still fuses as before.
+TEST(InductorFusionTest, AMultiHeadAttentionRunsAsItsPartsUnderTorchCompile) {
+  WorkList w;
+  Add(&w, DispatchClass::kLibrary, {K(KernelClass::kGemm, 300, 3e6), K(KernelClass::kAttention, 400, 1e6),
+                                    K(KernelClass::kElementwise, 8), K(KernelClass::kGemm, 100, 1e6)});
+  w.dispatches[0].cost_key = &DispatchCostKey("aten", "_native_multi_head_attention");
+  ASSERT_EQ(*w.dispatches[0].cost_key, "multi_head_attention");
+  Add(&w, DispatchClass::kKernel, {K(KernelClass::kElementwise, 50)});
+  const WorkList out = FuseAsInductor(w);
+  ASSERT_EQ(out.dispatches.size(), 7u);
+  ASSERT_EQ(out.kernels.size(), 8u);
+  const std::vector<DispatchClass> classes = {DispatchClass::kLibrary, DispatchClass::kKernel, DispatchClass::kKernel,
+                                              DispatchClass::kKernel, DispatchClass::kLibrary, DispatchClass::kLibrary,
+                                              DispatchClass::kKernel};
+  const std::vector<int> kernels = {1, 1, 1, 1, 2, 1, 1};
+  for (size_t i = 0; i < classes.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(out.dispatches[i].cls, classes[i]);
+    EXPECT_EQ(out.dispatches[i].num_kernels, kernels[i]);
+  }
+  EXPECT_EQ(*out.dispatches[0].cost_key, "linear");
+  EXPECT_EQ(*out.dispatches[4].cost_key, "scaled_dot_product_attention");
+  EXPECT_EQ(*out.dispatches[5].cost_key, "linear");
+  for (int i : {1, 2, 3}) {
+    const KernelWork& copy = out.kernels[size_t(out.dispatches[size_t(i)].first_kernel)];
+    EXPECT_EQ(copy.cls, KernelClass::kCopy);
+    EXPECT_EQ(copy.variant, KernelVariant::kContiguous);
+    EXPECT_DOUBLE_EQ(copy.bytes, 200);
+  }
+  EXPECT_EQ(out.kernels[size_t(out.dispatches[4].first_kernel) + 1].cls, KernelClass::kElementwise);
+  EXPECT_DOUBLE_EQ(out.kernels.back().bytes, 50);
+  bool noted = false;
+  for (const std::string& n : out.notes) noted = noted || n.find("1 nn.MultiheadAttention calls") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
 TEST(InductorFusionTest, FrameworksOfTorchCompile) {
   EXPECT_TRUE(IsTorchCompile(Framework::kTorchCompile));
   EXPECT_TRUE(IsTorchCompile(Framework::kTorchCompileReduceOverhead));
