@@ -1332,9 +1332,35 @@ class Walker {
     }
     if (!s.ok()) return s;
     NormVariant(op, recipe, &k);
+    if (recipe == KernelRecipe::kConv && k.variant == KernelVariant::kNhwc && k.cls == KernelClass::kConv &&
+        inductor_channels_last_)
+      AddInductorLayoutCopies(index, op);
     work_.kernels.push_back(k);
     AddSideKernels(index, op, recipe, out, out_bytes);
     return Status::Ok();
+  }
+
+  // The copies torch.compile's wrapper makes on every call for a convolution it runs
+  // channels-last: the weight (a graph input, stored NCHW, as Inductor does not freeze
+  // parameters by default) into an NHWC buffer, and likewise a model input the convolution
+  // reads. Each is a Triton kernel inside the library call's stretch of the wrapper, which
+  // the bench's compiled convolution chains time with it (2 kernels per convolution). Seen in
+  // the wrapper torch 2.11 generated for ResNet-50 on an H200: 18 such copies, the image and
+  // the weights of the 7x7 and the sixteen 3x3 convolutions; a 1x1 weight is NHWC as stored.
+  void AddInductorLayoutCopies(int index, const Op& op) {
+    auto copy = [&](double bytes) {
+      KernelWork c;
+      c.op_index = index;
+      c.dtype = opt_.precision;
+      c.cls = KernelClass::kCopy;
+      c.variant = KernelVariant::kContiguous;  // a Triton loop over the tensor, not ATen's strided copy
+      c.bytes = 2.0 * bytes;
+      work_.kernels.push_back(c);
+    };
+    if (std::find(g_.inputs.begin(), g_.inputs.end(), op.inputs[0]) != g_.inputs.end() && Bytes(op.inputs[0]) > 0)
+      copy(Bytes(op.inputs[0]));
+    const double weight = Bytes(op.inputs[1]);
+    if (weight > 0) copy(weight);
   }
 
   // nn.Linear's x @ W^T, or aten::addmm(bias, x, w): one GEMM.

@@ -1183,6 +1183,42 @@ TEST(LoweringTest, TorchCompileRunsConvolutionsChannelsLastByInductorsRule) {
   EXPECT_EQ(variants(few, Framework::kTorchCompile), (std::vector<KernelVariant>{KernelVariant::kNhwc}));
 }
 
+// Channels-last under torch.compile: every call copies each convolution weight over 1x1 into
+// an NHWC buffer (Inductor lifts parameters into the graph as NCHW inputs), and the model input
+// a convolution reads: by hand, the 3x3 convolution reading graph input x gets a copy of x
+// (8*64*56*56 halves, read and written) and of its weight (128*64*9 halves), inside its own
+// dispatch; the 1x1 convolution none. Eager has neither.
+TEST(LoweringTest, TorchCompileCopiesAChannelsLastConvolutionsWeightAndInputEveryCall) {
+  auto conv = [](const char* in, const char* w, const char* out) { return MakeOp("aten", "conv2d", {in, w}, {out}); };
+  Graph g;
+  g.tensors["x"] = T("x", {8, 64, 56, 56}, DType::kFloat16);
+  g.tensors["w3"] = T("w3", {128, 64, 3, 3}, DType::kFloat16, true);
+  g.tensors["y"] = T("y", {8, 128, 54, 54}, DType::kFloat16);
+  g.tensors["w1"] = T("w1", {128, 128, 1, 1}, DType::kFloat16, true);
+  g.tensors["z"] = T("z", {8, 128, 54, 54}, DType::kFloat16);
+  g.inputs = {"x"};
+  g.ops = {conv("x", "w3", "y"), conv("y", "w1", "z")};
+  for (Framework f : {Framework::kTorchCompile, Framework::kTorchCompileReduceOverhead, Framework::kPytorchEager}) {
+    SCOPED_TRACE(FrameworkName(f));
+    Expected<WorkList> wl = Lower(g, {f, DType::kFloat16});
+    ASSERT_TRUE(wl.ok()) << wl.status().message();
+    std::vector<double> copies;
+    for (const KernelWork& k : wl->kernels)
+      if (k.cls == KernelClass::kCopy) {
+        EXPECT_EQ(k.variant, KernelVariant::kContiguous);
+        copies.push_back(k.bytes);
+      }
+    if (f == Framework::kPytorchEager) {
+      EXPECT_TRUE(copies.empty());
+      continue;
+    }
+    EXPECT_EQ(copies, (std::vector<double>{2.0 * 8 * 64 * 56 * 56 * 2, 2.0 * 128 * 64 * 9 * 2}));
+    ASSERT_EQ(wl->dispatches.size(), 2u);
+    EXPECT_EQ(wl->dispatches[0].num_kernels, 3);
+    EXPECT_EQ(wl->dispatches[1].num_kernels, 1);
+  }
+}
+
 // A trace turns Python's int arithmetic on sizes into aten ops on 0-d CPU tensors (Swin's
 // window padding): no GPU kernel, no op at all for code that runs in Python, a CPU dispatch
 // for the TorchScript interpreter. What they compute can still scale a GPU tensor, which is a
