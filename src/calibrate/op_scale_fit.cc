@@ -162,4 +162,35 @@ std::string DescribeOpScaleFit(const OpScaleFit& fit) {
   return s + "; median |error| " + Pct(fit.median_abs_error_before) + " -> " + Pct(fit.median_abs_error_after);
 }
 
+OpScaleRefinement RefineOpScales(const nlohmann::json& measured, const std::vector<std::string>& models,
+                                 const HostProfile& profile, bool predict_from_file, HostProfile* refined) {
+  OpScaleRefinement out;
+  nlohmann::json rows = {{"rows", nlohmann::json::array()}};
+  for (const nlohmann::json& r : measured["rows"])
+    if (models.empty() || std::count(models.begin(), models.end(), r.value("model", "")))
+      rows["rows"].push_back(r);
+  CompareOptions copt;
+  copt.interval_samples = 0;
+  copt.predict_from_file = predict_from_file;
+  copt.at_row_cpu_speed = true;  // as the dispatch scale: the shape of costs, not the CPU state
+  Expected<ValidationReport> rep = CompareMeasurements(rows, profile, copt);
+  if (!rep.ok()) {
+    out.lines.push_back("no op scales: " + rep.status().message());
+    return out;
+  }
+  for (const OpScaleFit& fit : FitOpScales(rep->rows, profile)) {
+    out.lines.push_back(DescribeOpScaleFit(fit));
+    nlohmann::json fj = OpScaleFitToJson(fit);
+    if (fit.fitted()) {
+      // The rows were priced with the profile's own op scales (a prior's): the new ones
+      // multiply them, op type by op type, and that product is what this host's runs say.
+      std::map<std::string, double>& scale = refined->frameworks[fit.framework].op_scale;
+      scale = ComposeOpScales(scale, fit.op_scale);
+      fj["op_scale"] = scale;
+    }
+    out.record[fit.framework] = fj;
+  }
+  return out;
+}
+
 }  // namespace ftax

@@ -81,4 +81,17 @@ nlohmann::json OpScaleFitToJson(const OpScaleFit& fit);
 // |error| 17.0% -> 12.1%" (or why not).
 std::string DescribeOpScaleFit(const OpScaleFit& fit);
 
+// What `ftax validate --refined-profile` learns of op scales from a host's runs.
+struct OpScaleRefinement {
+  std::vector<std::string> lines;  // DescribeOpScaleFit per framework, or why none
+  nlohmann::json record = nlohmann::json::object();  // framework -> OpScaleFitToJson (+ "op_scale" applied)
+};
+
+// Fits op scales on the rows of `measured` (a validation run file's JSON) whose model is one
+// of `models` (every row when empty), each predicted with `profile` from its arch spec, or
+// from its trace when `predict_from_file`, at the CPU speed it ran at, and composes the
+// fitted scales into `refined`'s frameworks on top of the ones the profile already had.
+OpScaleRefinement RefineOpScales(const nlohmann::json& measured, const std::vector<std::string>& models,
+                                 const HostProfile& profile, bool predict_from_file, HostProfile* refined);
+
 }  // namespace ftax

@@ -354,36 +354,9 @@ int WriteRefinedProfile(const ValidateOptions& o, const HostProfile& profile, co
   // Relative per-op scales (calibrate/op_scale_fit.h) from the same models' rows, each
   // predicted from its arch spec or its trace, with the profile as it came (the scales are
   // relative: the dispatch scale above sets the level).
-  std::vector<std::string> op_scale_lines;
-  {
-    json rows = {{"rows", json::array()}};
-    for (const json& r : measured["rows"])
-      if (o.refine_models.empty() || std::count(o.refine_models.begin(), o.refine_models.end(), r.value("model", "")))
-        rows["rows"].push_back(r);
-    CompareOptions copt;
-    copt.interval_samples = 0;
-    copt.predict_from_file = o.predict_from == "file";
-    copt.at_row_cpu_speed = true;  // as the dispatch scale: the shape of costs, not the CPU state
-    Expected<ValidationReport> rep = CompareMeasurements(rows, profile, copt);
-    if (rep.ok()) {
-      json fits = json::object();
-      for (const OpScaleFit& fit : FitOpScales(rep->rows, profile)) {
-        op_scale_lines.push_back(DescribeOpScaleFit(fit));
-        json fj = OpScaleFitToJson(fit);
-        if (fit.fitted()) {
-          // The rows were priced with the profile's own op scales (a prior's): the new ones
-          // multiply them, op type by op type, and that product is what this host's runs say.
-          std::map<std::string, double>& scale = refined->frameworks[fit.framework].op_scale;
-          scale = ComposeOpScales(scale, fit.op_scale);
-          fj["op_scale"] = scale;
-        }
-        fits[fit.framework] = fj;
-      }
-      if (!fits.empty()) extra["refinement_op_scale"] = fits;
-    } else {
-      op_scale_lines.push_back("no op scales: " + rep.status().message());
-    }
-  }
+  const OpScaleRefinement op_scales =
+      RefineOpScales(measured, o.refine_models, profile, o.predict_from == "file", &refined.value());
+  if (!op_scales.record.empty()) extra["refinement_op_scale"] = op_scales.record;
   RecordRefinement(rr, sources, extra, &refined.value());
   Status written = WriteFileAtomic(o.refined_profile, HostProfileToJson(refined.value()).dump(1) + "\n");
   if (!written.ok()) return ReportError("validate", written);
@@ -392,7 +365,7 @@ int WriteRefinedProfile(const ValidateOptions& o, const HostProfile& profile, co
               << (e.framework == "cuda-graph" ? ": per-node costs x" : ": dispatch costs x")
               << Fixed(e.scale, 3) << " ± " << Fixed(e.scale_stderr, 3) << " (" << e.rows
               << " rows)\n";
-  for (const std::string& line : op_scale_lines) std::cerr << "refined " << line << "\n";
+  for (const std::string& line : op_scales.lines) std::cerr << "refined " << line << "\n";
   std::cerr << "wrote " << o.refined_profile << "\n";
   return 0;
 }
