@@ -15,6 +15,11 @@
 namespace ftax {
 namespace {
 
+// Whether a framework's CPU side is Python code, whose speed the Python CPU gauge reads
+// (Python eager, torch.compile's wrapper), rather than C++ the host probe reads.
+bool ReadsCpuGauge(Framework f) { return IsPythonEager(f) || IsTorchCompile(f); }
+
+
 using json = nlohmann::json;
 
 // The Graph a measured row is predicted from, opened as every front end opens models
@@ -208,12 +213,14 @@ Expected<ValidationReport> CompareMeasurements(const json& measured, const HostP
     }
     DType precision = *dt;
     std::vector<std::string> notes;
-    // The row's CPU speed: Python eager's by the Python gauge, the C++-timed frameworks'
-    // (TorchScript, CUDA graphs) by the host probe, each over the profile's reference.
+    // The row's CPU speed: the frameworks whose CPU side is Python (eager, and torch.compile's
+    // wrapper, whose bench chains the gauge brought to the fast state) by the Python gauge, the
+    // C++-timed ones (TorchScript, CUDA graphs) by the host probe, each over the profile's
+    // reference.
     auto number = [&](const char* key) {
       return m.contains(key) && m[key].is_number() ? m[key].get<double>() : -1.0;
     };
-    const bool python = IsPythonEager(*fw);
+    const bool python = ReadsCpuGauge(*fw);
     const double row_gauge = python ? number("cpu_gauge_us") : number("host_probe_us");
     const double profile_gauge = python ? profile.cpu_gauge_us : profile.host_probe_us;
     const bool rescale = opt.at_row_cpu_speed && row_gauge > 0 && profile_gauge > 0;
@@ -273,7 +280,7 @@ Expected<ValidationReport> CompareMeasurements(const json& measured, const HostP
     std::vector<double> factors;
     for (const ValidationRow& r : rep.rows) {
       const auto fw = ParseFramework(r.framework);
-      if (r.cpu_speed_factor != 1 && fw && IsPythonEager(*fw) == python) factors.push_back(r.cpu_speed_factor);
+      if (r.cpu_speed_factor != 1 && fw && ReadsCpuGauge(*fw) == python) factors.push_back(r.cpu_speed_factor);
     }
     if (factors.empty()) continue;
     std::sort(factors.begin(), factors.end());
@@ -282,7 +289,7 @@ Expected<ValidationReport> CompareMeasurements(const json& measured, const HostP
                   "%zu %s rows predicted at the CPU speed each was measured at: their %s over the "
                   "profile's %.2f us, x%.2f to x%.2f (median x%.2f), scales the framework's CPU-side "
                   "costs (--cpu-speed profile: not scaled)",
-                  factors.size(), python ? "Python eager" : "TorchScript and CUDA-graph",
+                  factors.size(), python ? "Python eager and torch.compile" : "TorchScript and CUDA-graph",
                   python ? "CPU gauge" : "host probe", python ? profile.cpu_gauge_us : profile.host_probe_us,
                   factors.front(), factors.back(), factors[factors.size() / 2]);
     rep.notes.push_back(buf);

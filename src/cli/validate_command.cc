@@ -494,7 +494,7 @@ void SetupValidateCommand(CLI::App& app) {
   cmd->add_option("--cpu-speed", o->cpu_speed,
                   "profile: predict every row at the CPU speed the profile was priced at (the host's "
                   "fast state), as ftax predict does; row: each row at the speed it was measured at "
-                  "(Python eager: the CPU gauge it carries over the profile's; TorchScript and CUDA "
+                  "(Python eager and torch.compile: the CPU gauge it carries over the profile's; TorchScript and CUDA "
                   "graphs: the host probe; all CPU-side costs scaled by it; shared hosts' CPUs slow "
                   "by about 1.5-1.8x for seconds to minutes)")
       ->check(CLI::IsMember({"row", "profile"}))

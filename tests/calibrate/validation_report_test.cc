@@ -194,6 +194,17 @@ TEST(ValidationReportTest, RowsCanBePredictedAtTheCpuSpeedTheyRanAt) {
   bool probe_noted = false;
   for (const std::string& n : ts_row->notes) probe_noted |= n.find("their host probe over the profile's 6.00 us") != std::string::npos;
   EXPECT_TRUE(probe_noted);
+
+  // torch.compile's wrapper is Python code: its rows go by the Python gauge, as eager's do.
+  prof.frameworks["torch-compile"] = prof.frameworks.at("pytorch-eager");
+  json tc = ts;
+  tc["framework"] = "torch-compile";
+  tc["cpu_gauge_us"] = 6.0;
+  tc["host_probe_us"] = 30.0;  // not its reading
+  Expected<ValidationReport> tc_row = CompareMeasurements({{"rows", {tc}}}, prof, opt);
+  ASSERT_TRUE(tc_row.ok()) << tc_row.status().message();
+  ASSERT_EQ(tc_row->rows.size(), 1u) << (tc_row->skipped.empty() ? "" : tc_row->skipped[0]);
+  EXPECT_DOUBLE_EQ(tc_row->rows[0].cpu_speed_factor, 2);
 }
 
 // A row's GPU time: kernel_ms as written where the run wrote kernel_sum_ms beside it (the
