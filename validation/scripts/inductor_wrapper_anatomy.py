@@ -57,6 +57,20 @@ def call_body(code):
     return body
 
 
+def count_statements(code):
+    """The statements of one wrapper's `call`, by kind (STATEMENTS), and how many graph inputs
+    it unpacks from its args."""
+    body = call_body(code)
+    counts = {k: 0 for k in STATEMENTS}
+    for line in body:
+        if line.lstrip().startswith("#"):  # Inductor's comments name the ATen ops a kernel fused
+            continue
+        for k, pat in STATEMENTS.items():
+            counts[k] += bool(pat.match(line)) if k in ("triton_launches", "deletes") else len(pat.findall(line))
+    unpack = next((l for l in body if re.search(r"=\s*args\s*$", l)), "")
+    return counts, (unpack.count(",") + 1 if unpack else 0)
+
+
 def timed(fn, iters, sync_each=True):
     import torch
     out = []
@@ -106,12 +120,9 @@ def one(name, batch, iters, code_dir=""):
             if code_dir:
                 with open(os.path.join(code_dir, f"{name}.b{batch}.{k}.py"), "w") as f:
                     f.write(code)
-            body = call_body(code)
-            for line in body:
-                for k, pat in STATEMENTS.items():
-                    counts[k] += len(pat.findall(line)) if k not in ("triton_launches", "deletes") else bool(pat.match(line))
-            unpack = next((l for l in body if re.search(r"=\s*args\s*$", l)), "")
-            graph_inputs += unpack.count(",") + 1 if unpack else 0
+            one_counts, one_inputs = count_statements(code)
+            counts = {s: counts[s] + one_counts[s] for s in counts}
+            graph_inputs += one_inputs
         rec["wrappers"] = len(codes)
         rec["graph_inputs"] = graph_inputs
         rec["statements"] = counts
