@@ -6,7 +6,8 @@ scripts/validate_eager.py measures it: torch.compile(model, dynamic=False) is ca
 compile, then Dynamo's counters say how many graphs it made, how many graph breaks and why,
 and how often it recompiled; then eager and the compiled module are each timed over N calls
 with the host clock and a device synchronize after each (no profiler attached), the median
-reported. One JSON object per model is written to --out as it finishes (a model that fails
+reported, with the CPU gauge (scripts/cpu_gauge.py) read around each timing. One JSON object
+per model is written to --out as it finishes (a model that fails
 records its error and the next goes on).
 
 Usage (GPU host): python3 validation/scripts/compile_graph_breaks.py --out breaks.json \
@@ -21,6 +22,7 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "scripts"))
+import cpu_gauge  # noqa: E402
 import model_zoo  # noqa: E402
 
 
@@ -49,7 +51,9 @@ def one(name, batch, iters):
         for _ in range(3):
             m(*xs)
         torch.cuda.synchronize()
+        g0 = cpu_gauge.gauge_us(torch)
         rec["eager_ms"], rec["eager_p10_ms"], rec["eager_p90_ms"] = timed(lambda: m(*xs), iters)
+        rec["eager_cpu_gauge_us"] = (g0 + cpu_gauge.gauge_us(torch)) / 2
         cm = torch.compile(m, dynamic=False)
         t0 = time.perf_counter()
         cm(*xs)
@@ -58,7 +62,9 @@ def one(name, batch, iters):
         for _ in range(3):
             cm(*xs)
         torch.cuda.synchronize()
+        g0 = cpu_gauge.gauge_us(torch)
         rec["compiled_ms"], rec["compiled_p10_ms"], rec["compiled_p90_ms"] = timed(lambda: cm(*xs), iters)
+        rec["compiled_cpu_gauge_us"] = (g0 + cpu_gauge.gauge_us(torch)) / 2
     rec["graph_breaks"] = {str(k): v for k, v in counters["graph_break"].items()}
     rec["graph_break_count"] = sum(counters["graph_break"].values())
     rec["stats"] = {str(k): v for k, v in counters["stats"].items()}
