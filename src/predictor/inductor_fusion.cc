@@ -98,13 +98,17 @@ class Fuser {
   // addmm). Each library kernel becomes its own library call, priced as the op type it is.
   void SplitMultiHeadAttention(const DispatchWork& d) {
     ++mha_;
+    bool in_call = false;  // a library call of this attention has been emitted
     for (int i = d.first_kernel; i < d.first_kernel + d.num_kernels; ++i) {
       const KernelWork& k = in_.kernels[size_t(i)];
       if (!IsLibraryKernel(k.cls)) {
-        // the attention's side kernels (its statistics' memsets) run inside its call
-        if (!out_.dispatches.empty() && out_.dispatches.back().cls == DispatchClass::kLibrary) {
+        // the attention's side kernels (its statistics' memsets) run inside the call before
+        // them; one ahead of every library call is a Triton kernel of its own
+        if (in_call) {
           out_.kernels.push_back(k);
           ++out_.dispatches.back().num_kernels;
+        } else {
+          EmitTriton(k);
         }
         continue;
       }
@@ -128,6 +132,7 @@ class Fuser {
       e.cost_key = &DispatchCostKey("aten", attention ? "scaled_dot_product_attention" : "linear");
       out_.kernels.push_back(k);
       out_.dispatches.push_back(e);
+      in_call = true;
     }
   }
 

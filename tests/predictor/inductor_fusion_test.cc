@@ -177,6 +177,17 @@ TEST(InductorFusionTest, AMultiHeadAttentionRunsAsItsPartsUnderTorchCompile) {
   bool noted = false;
   for (const std::string& n : out.notes) noted = noted || n.find("1 nn.MultiheadAttention calls") != std::string::npos;
   EXPECT_TRUE(noted);
+
+  // A side kernel ahead of the attention's first library call is never dropped: it is a
+  // Triton kernel of its own.
+  WorkList lead;
+  Add(&lead, DispatchClass::kLibrary, {K(KernelClass::kElementwise, 8), K(KernelClass::kGemm, 300, 3e6)});
+  lead.dispatches[0].cost_key = w.dispatches[0].cost_key;
+  const WorkList split = FuseAsInductor(lead);
+  ASSERT_EQ(split.dispatches.size(), 2u);
+  EXPECT_EQ(split.dispatches[0].cls, DispatchClass::kKernel);
+  EXPECT_EQ(split.dispatches[1].cls, DispatchClass::kLibrary);
+  EXPECT_EQ(split.kernels.size(), 2u);
 }
 
 TEST(InductorFusionTest, FrameworksOfTorchCompile) {

@@ -10,8 +10,6 @@ import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "validation", "scripts"))
-sys.modules.setdefault("cpu_gauge", type(sys)("cpu_gauge"))  # GPU-host helpers, unused here
-sys.modules.setdefault("model_zoo", type(sys)("model_zoo"))
 import inductor_wrapper_anatomy as anatomy  # noqa: E402
 
 WRAPPER = '''
