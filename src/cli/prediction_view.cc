@@ -33,6 +33,11 @@ json PointJson(const PredictionPoint& p) {
     for (const auto& [op, v] : p.op_framework_ms) ops[op] = {{"ms", v.first}, {"ops", v.second}};
     j["framework_ms_by_op"] = ops;
   }
+  if (!p.op_compute_ms.empty()) {
+    json ops = json::object();
+    for (const auto& [op, v] : p.op_compute_ms) ops[op] = {{"ms", v.first}, {"kernels", v.second}};
+    j["compute_ms_by_op"] = ops;
+  }
   return j;
 }
 

@@ -173,7 +173,14 @@ class Walker {
     for (size_t i = 0; i < g_.ops.size(); ++i) {
       if (any_attention) {
         // Folded into its attention's last MatMul, or a packed q, k, v split (no work).
-        if (attention_member_.count(int(i)) || split_member_.count(int(i))) continue;
+        if (attention_member_.count(int(i))) continue;
+        if (split_member_.count(int(i))) {
+          // No work, but q, k and v are views of the split's layout (TrackBatchStrided).
+          const Op& op = g_.ops[i];
+          const LayoutKind layout = Layout(op.type);
+          TrackBatchStrided(op, layout, layout != LayoutKind::kOther);
+          continue;
+        }
         auto a = attention_.find(int(i));
         if (a != attention_.end()) {
           Status s = LowerOnnxAttention(int(i), g_.ops[i], a->second);
@@ -1222,6 +1229,7 @@ class Walker {
         for (const auto& o : op.outputs) AddToSet(strided_, o);
     }
     TrackChannelsLast(op, layout, rule.recipe);
+    TrackBatchStrided(op, layout, is_view_like);
     if (rule.recipe == KernelRecipe::kAttention)
       for (const auto& o : op.outputs) AddToSet(attention_out_, o);
     // A reshape or view to the same shape is an alias (transformers 5's `attn_output.reshape`
@@ -1267,6 +1275,46 @@ class Walker {
   static bool PermutesTo(const Op& op, std::initializer_list<int64_t> perm) {
     const std::vector<int64_t> p = op.IntsAttr(IsAten(op.domain) ? "dims" : "perm");
     return p.size() == perm.size() && std::equal(p.begin(), p.end(), perm.begin());
+  }
+
+  // Views whose leading dims (all but the last two) are no longer laid out one after the
+  // other: a permute or transpose that moves any of them (Swin's qkv.permute(2, 0, 3, 1, 4),
+  // a head split's transpose(1, 2)), and views of such a view (q = qkv[0], k.transpose(-2,
+  // -1)). A fused attention's transposed output is contiguous (attention_out_).
+  void TrackBatchStrided(const Op& op, LayoutKind layout, bool is_view_like) {
+    if (op.inputs.empty() || op.outputs.empty()) return;
+    const std::string& in0 = op.inputs[0];
+    bool marks = false;
+    if (layout == LayoutKind::kTranspose) {
+      marks = InSet(batch_strided_, in0) || (!InSet(attention_out_, in0) && MovesLeadingDims(op));
+    } else if (layout == LayoutKind::kOther && (is_view_like || IsOnnxSelect(op))) {
+      marks = InSet(batch_strided_, in0);  // select, slice, unsqueeze, expand of one
+    }
+    if (marks) AddToSet(batch_strided_, op.outputs[0]);
+  }
+
+  // An ONNX Gather of one index along an axis: the exporters' form of a select (q = qkv[0]).
+  bool IsOnnxSelect(const Op& op) const {
+    if (!op.domain.empty() || !Eq(op.type, "Gather") || op.inputs.size() < 2) return false;
+    const Shape* idx = ShapeOf(op.inputs[1]);
+    return idx && idx->empty();
+  }
+
+  // Whether a permute or transpose moves a dim other than the last two of its input.
+  bool MovesLeadingDims(const Op& op) const {
+    const Shape* x = ShapeOf(op.inputs[0]);
+    if (!x) return false;
+    const int64_t rank = int64_t(x->size());
+    auto norm = [rank](int64_t d) { return d < 0 ? d + rank : d; };
+    if (Eq(op.type, "transpose") || Eq(op.type, "t")) {
+      if (Eq(op.type, "t")) return false;
+      const int64_t a = norm(op.IntAttr("dim0", 0)), b = norm(op.IntAttr("dim1", 1));
+      return a != b && (a < rank - 2 || b < rank - 2);
+    }
+    const std::vector<int64_t> p = op.IntsAttr(IsAten(op.domain) ? "dims" : "perm");
+    for (size_t i = 0; i + 2 < p.size(); ++i)
+      if (norm(p[i]) != int64_t(i)) return true;
+    return false;
   }
 
   // Memory format: which 4-D tensors are channels-last, NCHW sizes over NHWC memory. Moving
@@ -1564,6 +1612,16 @@ class Walker {
   void CopyWork(const Op& op, double out_bytes, KernelWork* kw) {
     kw->cls = KernelClass::kCopy;
     kw->bytes = 2.0 * out_bytes;
+    // A pad that pads nothing (Swin's window padding where the feature map is a whole number
+    // of windows) is a clone: one device-to-device memcpy, at element-wise speed, not the
+    // strided copy the copy class measures. CUPTI, H200, Swin-T fp16 batch 1: 15 pads, 15
+    // Memcpy DtoD.
+    if ((Eq(op.type, "pad") || Eq(op.type, "constant_pad_nd")) && IsAten(op.domain) && !op.inputs.empty() &&
+        !op.outputs.empty() && !InSet(strided_, op.inputs[0]) && !InSet(sliced_, op.inputs[0])) {
+      const Shape* a = ShapeOf(op.inputs[0]);
+      const Shape* b = ShapeOf(op.outputs[0]);
+      if (a && b && *a == *b) kw->variant = KernelVariant::kContiguous;
+    }
     // Concatenating contiguous tensors copies whole blocks (ATen's vectorized
     // CatArrayBatchedCopy): elementwise speed, not the strided transpose the copy class
     // measures. With a transposed or sliced input ATen runs its strided kernel, which the
@@ -1647,6 +1705,42 @@ class Walker {
     b.flops = std::max(0.0, Numel(out));
     b.bytes = 2.0 * out_bytes + std::max(0.0, Bytes(op.inputs[2]));
     work_.kernels.push_back(b);
+  }
+  if (IsAten(op.domain) && Eq(op.type, "masked_fill")) {
+    // Out-of-place masked_fill clones its input, then fills in place: a device-to-device copy
+    // before the fill kernel (CUPTI, H200, Swin-T's attention masks: 10 masked_fill, 10
+    // Memcpy DtoD beside their 10 fill kernels).
+    KernelWork c;
+    c.op_index = index;
+    c.dtype = opt_.precision;
+    c.cls = KernelClass::kCopy;
+    c.variant = KernelVariant::kContiguous;
+    c.bytes = 2.0 * out_bytes;
+    work_.kernels.push_back(c);
+  }
+  if (recipe == KernelRecipe::kMatMul && (IsAten(op.domain) || op.domain.empty()) && op.inputs.size() >= 2) {
+    // aten::matmul of operands with two or more batch dims folds each into [batch, rows,
+    // cols] with reshape, which copies an operand whose batch dims are not laid out one after
+    // the other (a head split's permuted q, k or v). CUPTI, H200, Swin-T fp16 batch 1: 24
+    // strided copies beside the 24 products of q and k, and of the scores and v. An ONNX
+    // MatMul of Transposes is the same call.
+    const Shape* a = ShapeOf(op.inputs[0]);
+    const Shape* b = ShapeOf(op.inputs[1]);
+    if (a && b && a->size() >= 3 && b->size() >= 3 && std::max(a->size(), b->size()) >= 4) {
+      for (int i = 0; i < 2; ++i) {
+        const std::string& in = op.inputs[size_t(i)];
+        const Shape* x = i == 0 ? a : b;
+        if (x->size() < 4 || !InSet(batch_strided_, in)) continue;
+        const double bytes = Bytes(in);
+        if (bytes <= 0) continue;
+        KernelWork c;
+        c.op_index = index;
+        c.dtype = opt_.precision;
+        c.cls = KernelClass::kCopy;
+        c.bytes = 2.0 * bytes;
+        work_.kernels.push_back(c);
+      }
+    }
   }
   if (AddmmRunsAsMmAndAdd() && ((Eq(op.type, "addmm") && IsAten(op.domain)) || GemmIsAddmm(op, recipe))) {
     // aten::addmm(bias, x, w) as Hugging Face's Conv1D calls it (GPT-2): TorchScript's
@@ -1872,6 +1966,8 @@ class Walker {
     else set.missing.insert(name);
   }
   TensorSet strided_;
+  // Views whose leading (batch) dims no longer follow one another in memory (TrackBatchStrided).
+  TensorSet batch_strided_;
   TensorSet sliced_;  // outputs of slices, chunks and splits (views, in general not contiguous)
   TensorSet attention_out_;
   TensorSet channels_last_;  // 4-D tensors in NHWC memory (TrackChannelsLast)

@@ -444,15 +444,23 @@ static int KernelsLaunched(const DispatchWork& d, const ResolvedParams& p) {
   return n;
 }
 
-Timing Simulate(const WorkList& work, const ResolvedParams& p) {
-  Timing t;
-  t.dispatches = int(work.dispatches.size());
+// GPU time of each kernel of the work list (the anchors' correction applied).
+static std::vector<double> KernelTimes(const WorkList& work, const ResolvedParams& p) {
   std::vector<double> kt(work.kernels.size());
   for (size_t i = 0; i < work.kernels.size(); ++i) {
     const int ti = p.theta_index[i];
     kt[i] = KernelTimeUs(work.kernels[i], p.thetas[ti], p.tiles[ti].first, p.tiles[ti].second,
                          p.num_sms) *
             (i < p.anchor_factor.size() ? p.anchor_factor[i] : 1.0);
+  }
+  return kt;
+}
+
+Timing Simulate(const WorkList& work, const ResolvedParams& p) {
+  Timing t;
+  t.dispatches = int(work.dispatches.size());
+  std::vector<double> kt = KernelTimes(work, p);
+  for (size_t i = 0; i < work.kernels.size(); ++i) {
     t.compute_us += kt[i];
     t.class_us[int(work.kernels[i].cls)] += kt[i];
     const int nodes = i < p.kernel_nodes.size() ? p.kernel_nodes[i] : 1;
@@ -540,6 +548,17 @@ std::map<std::string, std::pair<double, int>> OpFrameworkUs(const WorkList& work
     auto& [us, count] = out[*d.cost_key];
     us += p.op_us[size_t(op)] + (extra - skipped) * p.op_launch[size_t(op)];
     count += 1;
+  }
+  return out;
+}
+
+std::map<int, std::pair<double, int>> KernelUsByOp(const WorkList& work, const ResolvedParams& p) {
+  std::map<int, std::pair<double, int>> out;
+  const std::vector<double> kt = KernelTimes(work, p);
+  for (size_t i = 0; i < work.kernels.size(); ++i) {
+    auto& [us, count] = out[work.kernels[i].op_index];
+    us += kt[i];
+    count += i < p.kernel_nodes.size() ? p.kernel_nodes[i] : 1;
   }
   return out;
 }

@@ -170,4 +170,8 @@ Timing Simulate(const WorkList& work, const ResolvedParams& params);
 // when no dispatch is so priced.
 std::map<std::string, std::pair<double, int>> OpFrameworkUs(const WorkList& work, const ResolvedParams& p);
 
+// GPU time (µs) and kernels launched (a library call's extra kernels counted) per graph op,
+// keyed by KernelWork::op_index (-1: kernels the framework adds, e.g. Inductor's copies).
+std::map<int, std::pair<double, int>> KernelUsByOp(const WorkList& work, const ResolvedParams& p);
+
 }  // namespace ftax

@@ -30,13 +30,13 @@ Expected<PredictionPoint> PredictPoint(const Graph& graph, const HostProfile& pr
   lo.facts = profile.kernel_facts;
   Expected<WorkList> work = Lower(graph, lo);
   if (!work.ok()) return work.status();
-  return PredictWork(work.value(), profile, framework, precision, samples, seed, notes, cache);
+  return PredictWork(work.value(), profile, framework, precision, samples, seed, notes, cache, &graph);
 }
 
 Expected<PredictionPoint> PredictWork(const WorkList& work, const HostProfile& profile,
                                       Framework framework, DType precision, int samples,
                                       uint64_t seed, std::vector<std::string>* notes,
-                                      ProfileCache* cache) {
+                                      ProfileCache* cache, const Graph* graph) {
   Expected<ResolvedParams> rp = ResolveParams(work, profile, framework, cache);
   if (!rp.ok()) return rp.status();
   AddNotes(work.notes, notes);
@@ -57,6 +57,14 @@ Expected<PredictionPoint> PredictWork(const WorkList& work, const HostProfile& p
   p.module_calls = work.module_calls;
   for (int c = 0; c < kNumKernelClasses; ++c) p.class_ms[c] = t.class_us[c] / 1e3;
   for (const auto& [op, v] : OpFrameworkUs(work, rp.value())) p.op_framework_ms[op] = {v.first / 1e3, v.second};
+  if (graph) {
+    for (const auto& [index, v] : KernelUsByOp(work, rp.value())) {
+      const bool known = index >= 0 && size_t(index) < graph->ops.size();
+      auto& [ms, kernels] = p.op_compute_ms[known ? graph->ops[size_t(index)].type : "(framework)"];
+      ms += v.first / 1e3;
+      kernels += v.second;
+    }
+  }
   p.generic_ops = work.generic_ops;
   p.unpriced_ops = work.unpriced_ops;
   p.interval_lo_ms = p.interval_hi_ms = p.latency_ms;

@@ -58,6 +58,11 @@ struct PredictionPoint {
   // dispatches of each op type so priced (launches beyond its bench's included), and their
   // count; empty otherwise.
   std::map<std::string, std::pair<double, int>> op_framework_ms;
+  // GPU time (ms) and kernels launched per op type of the graph ("conv2d", "Conv"; kernels
+  // a framework adds of its own, such as Inductor's layout copies, under "(framework)"), so
+  // a kernel count can be traced to the ops that make it. Filled where the graph is known
+  // (PredictPoint, PredictWork given the graph).
+  std::map<std::string, std::pair<double, int>> op_compute_ms;
   // Op types the lowering had no rule for (work_list.h): priced from counts, or guessed.
   std::map<std::string, int> generic_ops;
   std::map<std::string, int> unpriced_ops;
@@ -93,10 +98,11 @@ Expected<PredictionPoint> PredictPoint(const Graph& graph, const HostProfile& pr
 // The same point from the graph's work list for `framework` and `precision` (Lower, with the
 // profile's kernel_facts): what PredictPoint does after lowering, for callers that keep work
 // lists (one lowering, many profiles with equal kernel facts, or intervals).
+// With `graph` (the one lowered), the point's op_compute_ms is filled.
 Expected<PredictionPoint> PredictWork(const WorkList& work, const HostProfile& profile,
                                       Framework framework, DType precision, int samples,
                                       uint64_t seed, std::vector<std::string>* notes,
-                                      ProfileCache* cache = nullptr);
+                                      ProfileCache* cache = nullptr, const Graph* graph = nullptr);
 
 Expected<PredictionReport> PredictSweep(const GraphAtBatch& model, const HostProfile& profile,
                                         const PredictRequest& request);

@@ -1498,5 +1498,112 @@ TEST(LoweringTest, DispatchesCarryTheirOpTypesCostKey) {
   EXPECT_EQ(*w->dispatches[2].cost_key, "relu");
 }
 
+Attribute IntsAttribute(std::vector<int64_t> v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kInts;
+  a.ints = std::move(v);
+  return a;
+}
+
+int CopyKernels(const WorkList& w) {
+  int n = 0;
+  for (const KernelWork& k : w.kernels) n += k.cls == KernelClass::kCopy;
+  return n;
+}
+
+// Swin's window attention: qkv [64 windows, 49, 3, 3 heads, 32] permuted to [3, 64, 3, 49, 32];
+// q, k and v are selects of it, and q @ k^T and attn @ v are aten::matmul of 4-D operands
+// whose batch dims (windows, heads) are not one after the other in memory, so matmul's
+// reshape copies k^T and v (q * scale is a new, contiguous tensor). A head split that only
+// swaps the last two dims of a contiguous tensor, or a 3-D product, copies nothing.
+TEST(LoweringTest, AMatmulOfPermutedFourDimOperandsCopiesThemFirst) {
+  Graph g;
+  g.tensors["qkv"] = T("qkv", {64, 49, 3, 3, 32}, DType::kFloat16);
+  g.tensors["p"] = T("p", {3, 64, 3, 49, 32}, DType::kFloat16);
+  for (const char* n : {"q", "k", "v", "qs"}) g.tensors[n] = T(n, {64, 3, 49, 32}, DType::kFloat16);
+  g.tensors["kt"] = T("kt", {64, 3, 32, 49}, DType::kFloat16);
+  g.tensors["a"] = T("a", {64, 3, 49, 49}, DType::kFloat16);
+  g.tensors["o"] = T("o", {64, 3, 49, 32}, DType::kFloat16);
+  g.tensors["s"] = T("s", {}, DType::kFloat16, true);
+  g.tensors["i0"] = T("i0", {}, DType::kInt64, true);
+  Op perm = MakeOp("aten", "permute", {"qkv"}, {"p"});
+  perm.attrs["dims"] = IntsAttribute({2, 0, 3, 1, 4});
+  g.ops.push_back(perm);
+  for (const char* n : {"q", "k", "v"}) g.ops.push_back(MakeOp("aten", "select", {"p"}, {n}));
+  g.ops.push_back(MakeOp("aten", "mul", {"q", "s"}, {"qs"}));
+  Op t = MakeOp("aten", "transpose", {"k"}, {"kt"});
+  t.attrs["dim0"].kind = t.attrs["dim1"].kind = Attribute::Kind::kInt;
+  t.attrs["dim0"].i = -2;
+  t.attrs["dim1"].i = -1;
+  g.ops.push_back(t);
+  g.ops.push_back(MakeOp("aten", "matmul", {"qs", "kt"}, {"a"}));
+  g.ops.push_back(MakeOp("aten", "matmul", {"a", "v"}, {"o"}));
+  g.inputs = {"qkv"};
+  g.outputs = {"o"};
+  for (Framework f : {Framework::kPytorchEager, Framework::kTorchscript, Framework::kCudaGraph}) {
+    SCOPED_TRACE(FrameworkName(f));
+    Expected<WorkList> w = Lower(g, {f, DType::kFloat16});
+    ASSERT_TRUE(w.ok()) << w.status().message();
+    EXPECT_EQ(CopyKernels(w.value()), 2);
+    for (const KernelWork& k : w->kernels)
+      if (k.cls == KernelClass::kCopy) {
+        EXPECT_GE(k.op_index, 6);  // inside the matmuls' dispatches
+        EXPECT_DOUBLE_EQ(k.bytes, 2.0 * 64 * 3 * 49 * 32 * 2);
+      }
+  }
+  // q, k and v split from a contiguous [64, 3, 49, 32] by a transpose of the last two dims
+  // only: their batch dims stay in order, and nothing is copied.
+  g.ops[0] = MakeOp("aten", "reshape", {"qkv"}, {"p"});
+  Expected<WorkList> w = Lower(g, {Framework::kPytorchEager, DType::kFloat16});
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_EQ(CopyKernels(w.value()), 0);
+}
+
+// Out-of-place masked_fill clones its input and fills the clone (a device-to-device copy, then
+// the fill kernel); masked_fill_ fills in place.
+TEST(LoweringTest, AnOutOfPlaceMaskedFillClonesItsInputFirst) {
+  Graph g;
+  g.tensors["m"] = T("m", {64, 49, 49}, DType::kFloat16);
+  g.tensors["b"] = T("b", {64, 49, 49}, DType::kBool);
+  g.tensors["v"] = T("v", {}, DType::kFloat32, true);
+  g.tensors["y"] = T("y", {64, 49, 49}, DType::kFloat16);
+  g.inputs = {"m", "b"};
+  g.ops.push_back(MakeOp("aten", "masked_fill", {"m", "b", "v"}, {"y"}));
+  g.outputs = {"y"};
+  Expected<WorkList> w = Lower(g, {Framework::kPytorchEager, DType::kFloat16});
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  ASSERT_EQ(w->kernels.size(), 2u);
+  ASSERT_EQ(w->dispatches.size(), 1u);
+  EXPECT_EQ(w->kernels[1].cls, KernelClass::kCopy);
+  EXPECT_EQ(w->kernels[1].variant, KernelVariant::kContiguous);
+  EXPECT_DOUBLE_EQ(w->kernels[1].bytes, 2.0 * 64 * 49 * 49 * 2);
+  g.ops[0].type = "masked_fill_";
+  w = Lower(g, {Framework::kPytorchEager, DType::kFloat16});
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_EQ(w->kernels.size(), 1u);
+}
+
+// F.pad that pads nothing (Swin's window padding where the map is a whole number of windows)
+// returns a clone: a contiguous memcpy, priced at element-wise speed; a pad that pads is
+// ATen's strided copy into the larger tensor.
+TEST(LoweringTest, APadThatPadsNothingIsAContiguousCopy) {
+  Graph g;
+  g.tensors["x"] = T("x", {1, 56, 56, 96}, DType::kFloat16);
+  g.tensors["y"] = T("y", {1, 56, 56, 96}, DType::kFloat16);
+  g.inputs = {"x"};
+  g.ops.push_back(MakeOp("aten", "pad", {"x"}, {"y"}));
+  g.outputs = {"y"};
+  Expected<WorkList> w = Lower(g, {Framework::kCudaGraph, DType::kFloat16});
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  ASSERT_EQ(w->kernels.size(), 1u);
+  EXPECT_EQ(w->kernels[0].cls, KernelClass::kCopy);
+  EXPECT_EQ(w->kernels[0].variant, KernelVariant::kContiguous);
+  g.tensors["y"] = T("y", {1, 63, 63, 96}, DType::kFloat16);
+  w = Lower(g, {Framework::kCudaGraph, DType::kFloat16});
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  ASSERT_EQ(w->kernels.size(), 1u);
+  EXPECT_EQ(w->kernels[0].variant, KernelVariant::kPlain);
+}
+
 }  // namespace
 }  // namespace ftax

@@ -138,5 +138,27 @@ TEST(PredictTest, APointSaysHowLongTheCpuWaitsForTheGpuAtACopyToIt) {
   EXPECT_LT(free->framework_ms, waits->framework_ms);
 }
 
+// The GPU time and kernels by op type add up to the point's compute time and kernels, and
+// name the graph's op types.
+TEST(PredictTest, ComputeByOpTypeAddsUpToThePoint) {
+  HostProfile prof = testing::SyntheticProfile();
+  Expected<Graph> g = Bert("bert:layers=2")(4);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  for (Framework f : {Framework::kPytorchEager, Framework::kCudaGraph}) {
+    Expected<PredictionPoint> p = PredictPoint(g.value(), prof, f, DType::kFloat16, 0, 1, nullptr);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    double ms = 0;
+    int kernels = 0;
+    for (const auto& [op, v] : p->op_compute_ms) {
+      ms += v.first;
+      kernels += v.second;
+    }
+    EXPECT_NEAR(ms, p->compute_ms, 1e-9 + 1e-9 * p->compute_ms);
+    EXPECT_EQ(kernels, p->kernels);
+    ASSERT_TRUE(p->op_compute_ms.count("linear"));
+    EXPECT_EQ(p->op_compute_ms.at("linear").second, 2 * 6 + 1);  // q, k, v, out, 2 FFN; pooler
+  }
+}
+
 }  // namespace
 }  // namespace ftax
