@@ -21,9 +21,10 @@ struct KernelFacts {
   // small kernels PyTorch 2.11 runs around the fused call, as CUPTI records of Hugging Face
   // BERT on an H200 show (validation/campaigns.md). Priced as elementwise kernels.
 
-  // Eager code (Python and LibTorch eager, torch.compile) in fp16/bf16: memsets clearing the
-  // cuDNN backend's softmax statistics, per attention call (CUPTI, H100, BERT-base fp16 under
-  // torch.compile: 12 cuDNN SDPA kernels and 12 memsets per call). 0: none.
+  // Eager code (Python and LibTorch eager, torch.compile, a CUDA graph captured from the eager
+  // module) in fp16/bf16: memsets clearing the cuDNN backend's softmax statistics, per
+  // attention call (CUPTI, H100, BERT-base fp16 under torch.compile: 12 cuDNN SDPA kernels and
+  // 12 memsets per call). 0: none.
   int attention_eager_memsets = 1;
   // Bytes each memset clears per (batch x head, query row): one fp32 log-sum-exp statistic.
   double attention_memset_bytes_per_row = 4;

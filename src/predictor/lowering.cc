@@ -1918,11 +1918,15 @@ class Walker {
     };
     const bool half = opt_.precision == DType::kFloat16 || opt_.precision == DType::kBFloat16;
     const bool eager = RunsEagerCode() || IsTorchCompile(opt_.framework);
+    // A graph captured from the eager module runs eager's attention calls, memsets included
+    // (CUPTI, H200, the calibration models' graphs captured from eager code: one memset per
+    // attention call of ViT-B/32, DeiT-T, BERT-base, -wide and -deep, DistilBERT, ALBERT and
+    // GPT-2), and, like a trace, the mask's where and fills.
+    const bool captured_eager = opt_.framework == Framework::kCudaGraphEager;
     const KernelFacts& f = opt_.facts;
-    if (eager) {
-      if (half)  // memsets of the log-sum-exp statistics
-        for (int i = 0; i < f.attention_eager_memsets; ++i) add(bh * sq * f.attention_memset_bytes_per_row);
-    } else if (masked) {
+    if ((eager || captured_eager) && half)  // memsets of the log-sum-exp statistics
+      for (int i = 0; i < f.attention_eager_memsets; ++i) add(bh * sq * f.attention_memset_bytes_per_row);
+    if (!eager && masked) {
       for (int i = 0; i < f.attention_mask_wheres; ++i)  // where(mask, 0, min)
         add(bh * sq * sk * (DTypeSize(opt_.precision) + f.attention_mask_where_extra_bytes));
       for (int i = 0; i < f.attention_mask_fills; ++i) add(bh * sq * f.attention_mask_fill_bytes_per_row);

@@ -1378,6 +1378,21 @@ TEST(LoweringTest, AttentionSideKernelsFollowTheKernelFacts) {
   ASSERT_TRUE(w.ok()) << w.status().message();
   ASSERT_EQ(w->kernels.size(), 2u);
   EXPECT_DOUBLE_EQ(w->kernels[1].bytes, 24.0 * 128 * 128 * (2 + 2));
+  // A graph captured from the eager module runs eager's memset and a trace's where and fills;
+  // in fp32 no memset.
+  LoweringOptions captured{Framework::kCudaGraphEager, DType::kFloat16};
+  w = Lower(SdpaGraph(true), captured);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  ASSERT_EQ(w->kernels.size(), 5u);
+  EXPECT_DOUBLE_EQ(w->kernels[1].bytes, 24.0 * 128 * 4);
+  EXPECT_DOUBLE_EQ(w->kernels[2].bytes, 24.0 * 128 * 128 * 3);
+  w = Lower(SdpaGraph(false), captured);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_EQ(w->kernels.size(), 2u);
+  captured.precision = DType::kFloat32;
+  w = Lower(SdpaGraph(false), captured);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_EQ(w->kernels.size(), 1u);
 }
 
 // Batch norm's statistics kernels, a convolution's bias add and torch.roll's kernel per dim
