@@ -3,7 +3,10 @@
 # profile refined on the calibration models of data/zoo/split.json (those the run measured:
 # host runs p and q ran six of them, which the profile's provenance.refined_on_models names),
 # with its accuracy on the evaluation models (never fitted on) recorded in
-# provenance.accuracy. No GPU needed; the host runs' own files are left as they are.
+# provenance.accuracy. No GPU needed; the host runs' own files are left as they are. Rows
+# predicted from a trace need it where the run recorded it (/tmp/models/NAME.fp16.pt: unpack
+# a host run's models.tar.xz there, e.g. validation/h200/2026-11-26ai's); `ftax validate` skips
+# a row whose trace is missing, and provenance.accuracy lists the models it compared.
 #   validation/scripts/ship_profiles.sh [BUILD_DIR] [OUT_DIR]    # OUT_DIR: data/profiles
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -30,10 +33,26 @@ for pair in h200:validation/h200/2026-11-23p h100:validation/h100/2026-11-23q; d
   # shellcheck disable=SC2086
   "$ftax" validate "${runs[@]}" --profile "$work/$gpu-refined.json" --report-models $ev --format json \
     > "$work/$gpu-report.json"
-  python3 - "$work/$gpu-refined.json" "$work/$gpu-report.json" "$outdir/$gpu.json" "$split" "$run" <<'PY'
-import json, sys
-prof, rep, out, split, run = sys.argv[1:]
+  python3 - "$work/$gpu-refined.json" "$work/$gpu-report.json" "$outdir/$gpu.json" "$split" "$run" "$work" <<'PY'
+import json, os, sys
+prof, rep, out, split, run, work = sys.argv[1:]
 p = json.load(open(prof))
+
+
+def in_repo(path):
+    """A file this script unpacked into its scratch folder, named as the host run keeps it."""
+    if not path.startswith(work + "/"):
+        return path
+    name = os.path.basename(path)
+    if name.endswith("-bench.json"):
+        name = "bench.measurements.json"
+    name = name[len(run.replace("/", "_")) + 1:] if name.startswith(run.replace("/", "_") + "_") else name
+    kept = os.path.join(run, name)
+    return kept if os.path.exists(kept) else kept + ".xz"
+
+
+for key in ("measurements", "refined_with"):
+    p["provenance"][key] = [in_repo(x) for x in p["provenance"].get(key, [])]
 r = json.load(open(rep))
 reported = {row["model"] for row in r["rows"]}  # the evaluation models the run measured
 acc = {"models": [m for m in json.load(open(split))["evaluation"] if m in reported],
