@@ -176,9 +176,7 @@ class Walker {
         if (attention_member_.count(int(i))) continue;
         if (split_member_.count(int(i))) {
           // No work, but q, k and v are views of the split's layout (TrackBatchStrided).
-          const Op& op = g_.ops[i];
-          const LayoutKind layout = Layout(op.type);
-          TrackBatchStrided(op, layout, layout != LayoutKind::kOther);
+          TrackBatchStrided(g_.ops[i], Layout(g_.ops[i].type), /*is_view_like=*/false);
           continue;
         }
         auto a = attention_.find(int(i));
@@ -1306,8 +1304,8 @@ class Walker {
     if (!x) return false;
     const int64_t rank = int64_t(x->size());
     auto norm = [rank](int64_t d) { return d < 0 ? d + rank : d; };
-    if (Eq(op.type, "transpose") || Eq(op.type, "t")) {
-      if (Eq(op.type, "t")) return false;
+    if (Eq(op.type, "t")) return false;  // a 2-D transpose has no leading dims
+    if (Eq(op.type, "transpose")) {
       const int64_t a = norm(op.IntAttr("dim0", 0)), b = norm(op.IntAttr("dim1", 1));
       return a != b && (a < rank - 2 || b < rank - 2);
     }
