@@ -602,6 +602,35 @@ class Bench {
         Fail("copy " + std::to_string(n), e.what());
       }
     }
+    // Copies of permuted tensors as models make them (the permute variant, shaped by the
+    // contiguous runs they move): a transpose of a 512-wide matrix (runs of one element, as
+    // Whisper's transposed residual stream), and a head split's transpose(1, 2) of
+    // [tokens, 12 heads, run] for runs of 32, 64 and 256 elements (Swin's and BERT's head
+    // dims, a window's rows of channels).
+    for (int64_t n : Sizes()) {
+      for (int64_t run : {int64_t(1), int64_t(32), int64_t(64), int64_t(256)}) {
+        // At least two rows (tokens) to move, or the transpose is contiguous and copies nothing.
+        const int64_t rows = run == 1 ? n / 512 : n / (12 * run);
+        if (rows < 2) continue;
+        try {
+          at::Tensor x, src;
+          if (run == 1) {
+            x = at::randn({rows, int64_t(512)}, Opts(d));
+            src = x.t();
+          } else {
+            x = at::randn({rows, int64_t(12), run}, Opts(d));
+            src = x.transpose(0, 1);
+          }
+          const int64_t elems = x.numel();
+          KernelRow("copy", d, "permute r" + std::to_string(run) + " " + std::to_string(elems),
+                    {{"flops", 0.0}, {"bytes", 2.0 * double(elems) * es}, {"m", elems / run}, {"n", run},
+                     {"k", 1}, {"batch", 1}, {"variant", "permute"}},
+                    [&] { src.contiguous(); });
+        } catch (const std::exception& e) {
+          Fail("copy permute " + std::to_string(n), e.what());
+        }
+      }
+    }
   }
 
   void Gathers(const std::string& d) {

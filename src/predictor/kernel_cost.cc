@@ -126,7 +126,8 @@ bool VariantBelongsTo(KernelVariant v, KernelClass c) {
     case KernelVariant::kNhwc: return c == KernelClass::kConv || c == KernelClass::kDepthwise;
     case KernelVariant::kBatchNorm:
     case KernelVariant::kLayerNorm: return c == KernelClass::kNorm;
-    case KernelVariant::kContiguous: return c == KernelClass::kCopy;
+    case KernelVariant::kContiguous:
+    case KernelVariant::kPermute: return c == KernelClass::kCopy;
   }
   return false;
 }
@@ -227,6 +228,7 @@ const char* KernelVariantName(KernelVariant v) {
     case KernelVariant::kPool: return "pool";
     case KernelVariant::kNhwc: return "nhwc";
     case KernelVariant::kLayerNorm: return "layer_norm";
+    case KernelVariant::kPermute: return "permute";
   }
   return "";
 }

@@ -1223,12 +1223,18 @@ class Walker {
       // Fused attention kernels write their output as [B, S, heads, d] and return it as a
       // transposed view, so transposing it back yields a contiguous tensor (no copy later);
       // so does moving the channels of a channels-last tensor last.
-      if (!InSet(attention_out_, in0) && !(PermutesTo(op, {0, 2, 3, 1}) && InSet(channels_last_, in0)))
-        for (const auto& o : op.outputs) AddToSet(strided_, o);
+      if (!InSet(attention_out_, in0) && !(PermutesTo(op, {0, 2, 3, 1}) && InSet(channels_last_, in0)) &&
+          !MovesOnlyUnitDims(op)) {
+        const int64_t run = RunAfterPermute(op);
+        for (const auto& o : op.outputs) {
+          AddToSet(strided_, o);
+          if (run > 0) run_[o] = run;
+        }
+      }
     }
     TrackChannelsLast(op, layout, rule.recipe);
     TrackBatchStrided(op, layout, is_view_like);
-    if (rule.recipe == KernelRecipe::kAttention)
+    if (rule.recipe == KernelRecipe::kAttention && AttentionWritesTokenMajor(op))
       for (const auto& o : op.outputs) AddToSet(attention_out_, o);
     // A reshape or view to the same shape is an alias (transformers 5's `attn_output.reshape`
     // right after SDPA): it keeps the fused kernel's layout.
@@ -1249,8 +1255,13 @@ class Walker {
       recipe = KernelRecipe::kNone;
       dclass = DispatchClass::kView;
     } else if (is_view_like && layout != LayoutKind::kTranspose && in0_strided) {
-      for (const auto& o : op.outputs) AddToSet(strided_, o);  // views of a strided view stay strided
+      for (const auto& o : op.outputs) {  // views of a strided view stay strided
+        AddToSet(strided_, o);
+        if (RunOf(in0) > 0) run_[o] = RunOf(in0);
+      }
     }
+    if (recipe == KernelRecipe::kElementwise && IsAten(op.domain) && !IsTorchCompile(opt_.framework))
+      KeepPermutedLayout(op);
 
     const int first = int(work_.kernels.size());
     const double repeat = std::max(1.0, op.repeat);
@@ -1267,6 +1278,50 @@ class Walker {
       Dispatch(dclass, index, r == 0 ? first : int(work_.kernels.size()));
     }
     return Status::Ok();
+  }
+
+  // A dense tensor whose memory order is not its logical order: a transpose's output, or an
+  // element-wise result of one. Channels-last tensors are tracked apart (TrackChannelsLast),
+  // and slices are not dense.
+  bool Permuted(const std::string& t) const {
+    return InSet(strided_, t) && !InSet(channels_last_, t) && !InSet(sliced_, t);
+  }
+
+  // ATen's TensorIterator gives an element-wise result the memory layout of its first
+  // full-size operand, so a permuted layout outlives the transpose that made it: Whisper's
+  // encoder adds positions to its transposed convolution output, and every residual add
+  // after keeps that layout (so each layer norm of the stream copies first, and each add of
+  // it to a contiguous tensor is ATen's strided kernel). CUPTI, H200, Whisper-base encoder
+  // fp16: 15 strided adds and 37 strided copies, 13 of them before its 13 layer norms.
+  // Only a trace's ops follow these strides: an exporter's Transposes are its own rewriting
+  // of the network (ViT's exported attention transposes its output back to batch-first,
+  // where the trace's fused call returns it so), not the layouts PyTorch runs.
+  void KeepPermutedLayout(const Op& op) {
+    if (op.outputs.empty()) return;
+    const Shape* o = ShapeOf(op.outputs[0]);
+    if (!o) return;
+    for (const std::string& in : op.inputs) {
+      const Shape* x = ShapeOf(in);
+      if (!x || *x != *o) continue;
+      if (Permuted(in)) {
+        AddToSet(strided_, op.outputs[0]);
+        if (RunOf(in) > 0) run_[op.outputs[0]] = RunOf(in);
+      }
+      return;
+    }
+  }
+
+  // Whether a fused attention's output is laid out token-major ([B, S, heads, d] memory), so
+  // that transposing it back is free. PyTorch's flash and memory-efficient kernels always
+  // write it so; cuDNN's, which runs half-precision attention on these GPUs, allocates its
+  // output in the query's layout: token-major for a head split's transposed view (BERT), but
+  // head-major for a query made contiguous first (Whisper's `.transpose(1, 2).contiguous()`),
+  // whose transpose back then copies. CUPTI, H200, Whisper-base encoder fp16: one strided
+  // copy per attention call after the transpose back.
+  bool AttentionWritesTokenMajor(const Op& op) const {
+    const bool half = opt_.precision == DType::kFloat16 || opt_.precision == DType::kBFloat16;
+    if (!half || IsTorchCompile(opt_.framework) || !IsAten(op.domain) || op.inputs.empty()) return true;
+    return InSet(strided_, op.inputs[0]);
   }
 
   // Whether the permutation of a permute (aten `dims`) or Transpose (`perm`) is `perm`.
@@ -1296,6 +1351,88 @@ class Walker {
     if (!op.domain.empty() || !Eq(op.type, "Gather") || op.inputs.size() < 2) return false;
     const Shape* idx = ShapeOf(op.inputs[1]);
     return idx && idx->empty();
+  }
+
+  // Whether a permute or transpose keeps the order of every dim larger than 1 (ConvNeXt's
+  // permute of a pooled [N, C, 1, 1] tensor): its output is contiguous.
+  bool MovesOnlyUnitDims(const Op& op) const {
+    const Shape* x = ShapeOf(op.inputs.empty() ? "" : op.inputs[0]);
+    const std::vector<int64_t> p = PermOf(op);
+    if (!x || p.empty()) return false;
+    int64_t last = -1;
+    for (int64_t d : p) {
+      const Dim& dim = (*x)[size_t(d)];
+      if (!dim.known()) return false;
+      if (dim.value == 1) continue;
+      if (d < last) return false;
+      last = d;
+    }
+    return true;
+  }
+
+  // The permutation a transpose, permute or Transpose applies, normalized (output dim i is
+  // input dim p[i]); empty where it is not known.
+  std::vector<int64_t> PermOf(const Op& op) const {
+    const Shape* x = ShapeOf(op.inputs.empty() ? "" : op.inputs[0]);
+    if (!x) return {};
+    const int64_t rank = int64_t(x->size());
+    auto norm = [rank](int64_t d) { return d < 0 ? d + rank : d; };
+    std::vector<int64_t> p;
+    if (Eq(op.type, "t")) {
+      if (rank != 2) return {};
+      p = {1, 0};
+    } else if (Eq(op.type, "transpose")) {
+      for (int64_t i = 0; i < rank; ++i) p.push_back(i);
+      const int64_t a = norm(op.IntAttr("dim0", 0)), b = norm(op.IntAttr("dim1", 1));
+      if (a < 0 || b < 0 || a >= rank || b >= rank) return {};
+      std::swap(p[size_t(a)], p[size_t(b)]);
+    } else {
+      p = op.IntsAttr(IsAten(op.domain) ? "dims" : "perm");
+    }
+    if (int64_t(p.size()) != rank) return {};
+    for (int64_t& d : p) {
+      d = norm(d);
+      if (d < 0 || d >= rank) return {};
+    }
+    return p;
+  }
+
+  // The elements a permute's output keeps contiguous from its input: the product of the
+  // trailing dims it leaves in place (a head split's head dim, Swin's window rows of
+  // channels), 1 for a permute that moves the last dim; the input's own run if that is
+  // shorter (a permute of a permuted tensor). 0: not known.
+  int64_t RunAfterPermute(const Op& op) const {
+    const Shape* x = ShapeOf(op.inputs.empty() ? "" : op.inputs[0]);
+    const std::vector<int64_t> p = PermOf(op);
+    if (!x || p.empty()) return 0;
+    int64_t run = 1;
+    for (size_t i = p.size(); i-- > 0;) {
+      if (p[i] != int64_t(i)) break;
+      if (!(*x)[i].known()) return 0;
+      run *= (*x)[i].value;
+    }
+    const int64_t before = RunOf(op.inputs[0]);
+    return before > 0 ? std::min(run, before) : run;
+  }
+
+  // The contiguous run of a permuted tensor (RunAfterPermute); 0 where not known, or for a
+  // tensor that is not permuted.
+  int64_t RunOf(const std::string& t) const {
+    auto it = run_.find(t);
+    return it == run_.end() ? 0 : it->second;
+  }
+
+  // A copy of permuted tensor `in` into its contiguous layout, shaped by the runs it moves
+  // (work_list.h, KernelVariant::kPermute); left the plain copy where the runs are not known.
+  void ShapePermuteCopy(const std::string& in, KernelWork* c) const {
+    const int64_t run = RunOf(in);
+    const double elems = Numel(in);
+    if (run <= 0 || !(elems >= double(run))) return;
+    c->variant = KernelVariant::kPermute;
+    c->n = run;
+    c->m = int64_t(elems / double(run) + 0.5);
+    c->k = 1;
+    c->batch = 1;
   }
 
   // Whether a permute or transpose moves a dim other than the last two of its input.
@@ -1378,6 +1515,18 @@ class Walker {
     }
     if (!s.ok()) return s;
     NormVariant(op, recipe, &k);
+    if (recipe == KernelRecipe::kNorm && IsLayerNorm(op) && IsAten(op.domain) && !IsTorchCompile(opt_.framework) &&
+        Permuted(op.inputs[0]) && Bytes(op.inputs[0]) > 0) {
+      // Layer norm reads a contiguous input: ATen copies a permuted one first (Whisper's
+      // residual stream, KeepPermutedLayout).
+      KernelWork c;
+      c.op_index = index;
+      c.dtype = opt_.precision;
+      c.cls = KernelClass::kCopy;
+      c.bytes = 2.0 * Bytes(op.inputs[0]);
+      ShapePermuteCopy(op.inputs[0], &c);
+      work_.kernels.push_back(c);
+    }
     if (recipe == KernelRecipe::kConv && k.variant == KernelVariant::kNhwc && k.cls == KernelClass::kConv &&
         inductor_channels_last_)
       AddInductorLayoutCopies(index, op);
@@ -1591,6 +1740,14 @@ class Walker {
         const double e = Numel(in);
         if (e > 1 && e < n) kw->variant = KernelVariant::kBroadcast;
       }
+      // So do full-size operands of different layouts (a permuted tensor and a contiguous
+      // one: Whisper's residual adds, KeepPermutedLayout).
+      if (kw->variant == KernelVariant::kPlain && IsAten(op.domain) && !IsTorchCompile(opt_.framework)) {
+        bool permuted = false, other = false;
+        for (const std::string& in : op.inputs)
+          if (n > 1 && Numel(in) == n) (Permuted(in) ? permuted : other) = true;
+        if (permuted && other) kw->variant = KernelVariant::kBroadcast;
+      }
     }
   }
 
@@ -1610,6 +1767,10 @@ class Walker {
   void CopyWork(const Op& op, double out_bytes, KernelWork* kw) {
     kw->cls = KernelClass::kCopy;
     kw->bytes = 2.0 * out_bytes;
+    const LayoutKind layout = Layout(op.type);
+    if ((layout == LayoutKind::kReshape || layout == LayoutKind::kContiguous) && !op.inputs.empty() &&
+        InSet(strided_, op.inputs[0]))
+      ShapePermuteCopy(op.inputs[0], kw);
     // A pad that pads nothing (Swin's window padding where the feature map is a whole number
     // of windows) is a clone: one device-to-device memcpy, at element-wise speed, not the
     // strided copy the copy class measures. CUPTI, H200, Swin-T fp16 batch 1: 15 pads, 15
@@ -1643,14 +1804,18 @@ class Walker {
     kw->bytes = 2.0 * out_bytes + std::max(idx, 0.0);
   }
 
+  static bool IsLayerNorm(const Op& op) {
+    return !op.inputs.empty() &&
+           ((IsAten(op.domain) && (Eq(op.type, "layer_norm") || Eq(op.type, "native_layer_norm"))) ||
+            (op.domain.empty() && Eq(op.type, "LayerNormalization")));
+  }
+
   // The norm variants: a batch norm, and a layer norm shaped by its rows and normalized size.
   void NormVariant(const Op& op, KernelRecipe recipe, KernelWork* kw) {
   if (recipe == KernelRecipe::kNorm &&
       ((IsAten(op.domain) && Eq(op.type, "batch_norm")) || (op.domain.empty() && Eq(op.type, "BatchNormalization"))))
     kw->variant = KernelVariant::kBatchNorm;
-  if (recipe == KernelRecipe::kNorm &&
-      ((IsAten(op.domain) && (Eq(op.type, "layer_norm") || Eq(op.type, "native_layer_norm"))) ||
-       (op.domain.empty() && Eq(op.type, "LayerNormalization")))) {
+  if (recipe == KernelRecipe::kNorm && IsLayerNorm(op)) {
     // Shaped by its rows and the normalized size: the weight's elements (or, without one,
     // the last dim).
     const Shape* x = ShapeOf(op.inputs.empty() ? "" : op.inputs[0]);
@@ -1736,6 +1901,7 @@ class Walker {
         c.dtype = opt_.precision;
         c.cls = KernelClass::kCopy;
         c.bytes = 2.0 * bytes;
+        ShapePermuteCopy(in, &c);
         work_.kernels.push_back(c);
       }
     }
@@ -1968,6 +2134,7 @@ class Walker {
     else set.missing.insert(name);
   }
   TensorSet strided_;
+  std::unordered_map<std::string, int64_t> run_;  // permuted tensors' contiguous runs (RunAfterPermute)
   // Views whose leading (batch) dims no longer follow one another in memory (TrackBatchStrided).
   TensorSet batch_strided_;
   TensorSet sliced_;  // outputs of slices, chunks and splits (views, in general not contiguous)

@@ -42,15 +42,21 @@ enum class KernelVariant : uint8_t {
                 // shaped as large_kernel's (outputs per channel, channels, kernel area)
   kLayerNorm,   // layer norm, shaped m = rows, n = the normalized size (k = 1): ATen's kernel
                 // runs narrow rows (ConvNeXt's and Swin's 96 channels) far below bandwidth
+  kPermute,     // a copy of a permuted tensor into its own contiguous layout (`.contiguous()`
+                // or a reshape after a transpose, a layer norm of a permuted tensor), shaped
+                // m = the contiguous runs it moves, n = elements per run (k = 1): a head
+                // split's runs are its head dim, a transpose's are single elements. Without
+                // permute anchors it is priced as the class's plain copy, by bytes
 };
-constexpr int kNumKernelVariants = 13;
+constexpr int kNumKernelVariants = 14;
 // "", "nn", "nn_bias", "broadcast", "pointwise", "batch_norm", "contiguous", "grouped",
-// "patchify", "large_kernel", "pool", "nhwc", "layer_norm"
+// "patchify", "large_kernel", "pool", "nhwc", "layer_norm", "permute"
 const char* KernelVariantName(KernelVariant v);
 std::optional<KernelVariant> ParseKernelVariant(const std::string& name);
 // Whether `v` is a variant of class `c` (nn and nn_bias of gemm, broadcast of elementwise,
 // pointwise, grouped and patchify of conv, large_kernel of depthwise, nhwc of both, batch_norm
-// and layer_norm of norm, pool of reduction, contiguous of copy; plain of every class).
+// and layer_norm of norm, pool of reduction, contiguous and permute of copy; plain of every
+// class).
 bool VariantBelongsTo(KernelVariant v, KernelClass c);
 
 struct KernelWork {

@@ -95,6 +95,12 @@ enum Reason : unsigned {
   // priced as ATen's roll kernels (KernelFacts::roll_kernel_per_dim): other copy time under
   // every framework.
   kRollAsSliceConcat = 1u << 7,
+  // The trace's strides: ATen copies a permuted tensor where PyTorch's strides make one (a
+  // layer norm of Whisper's transposed residual stream, cuDNN attention's head-major output
+  // for a query made contiguous, a concatenation of a split's transposed slice in a KV
+  // cache); an export records no strides and drops `.contiguous()`, and its Split outputs
+  // are whole tensors, so the form launches fewer or cheaper copies: a faster CUDA graph.
+  kTraceStrides = 1u << 8,
 };
 
 struct Gap {
@@ -169,13 +175,13 @@ const std::map<std::string, Gap>& Gaps() {
       {"googlenet/dynamo.onnx", {kFoldedBatchNorm | kDroppedZeroBias, 0.45, 0.55, 0.45, 0.50}},
       {"googlenet/onnx", {kFoldedBatchNorm | kDroppedZeroBias, 0.35, 0.40, 0.35, 0.35}},
       {"gpt2/dynamo.onnx", {kAddmmAsGemm | kShapeDispatch, 0.20, 0.25, 0.10, 0.25}},
-      {"gpt2-kv/dynamo.onnx", {kAddmmAsGemm | kShapeDispatch, 0.40, 0.40, 0.25, 0.35}},
-      {"gpt2-kv/onnx", {kAddmmAsGemm | kShapeDispatch, 0.40, 0.35, 0.10, 0.15}},
+      {"gpt2-kv/dynamo.onnx", {kAddmmAsGemm | kShapeDispatch | kTraceStrides, 0.55, 0.40, 0.25, 0.35}},
+      {"gpt2-kv/onnx", {kAddmmAsGemm | kShapeDispatch | kTraceStrides, 0.55, 0.35, 0.10, 0.15}},
       {"gpt2-medium/dynamo.onnx", {kAddmmAsGemm | kShapeDispatch, 0.20, 0.25, 0.10, 0.25}},
       {"inception_v3/dynamo.onnx", {kFoldedBatchNorm | kDroppedZeroBias, 0.40, 0.55, 0.45, 0.50}},
       {"inception_v3/onnx", {kFoldedBatchNorm | kDroppedZeroBias, 0.30, 0.40, 0.35, 0.40}},
-      {"maxvit_t/dynamo.onnx", {kFoldedBatchNorm, 0.20, 0.25, 0.20, 0.25}},
-      {"maxvit_t/onnx", {kFoldedBatchNorm | kDroppedZeroBias, 0.15, 0.15, 0.05, 0.05}},
+      {"maxvit_t/dynamo.onnx", {kFoldedBatchNorm | kShapeDispatch | kTraceStrides, 0.25, 0.25, 0.20, 0.25}},
+      {"maxvit_t/onnx", {kFoldedBatchNorm | kDroppedZeroBias | kShapeDispatch | kTraceStrides, 0.20, 0.20, 0.05, 0.10}},
       {"mnasnet0_5/dynamo.onnx", {kFoldedBatchNorm | kDroppedZeroBias | kInPlaceOps, 0.55, 0.65, 0.50, 0.60}},
       {"mnasnet0_5/onnx", {kFoldedBatchNorm | kDroppedZeroBias | kInPlaceOps, 0.40, 0.45, 0.40, 0.45}},
       {"mnasnet0_75/dynamo.onnx", {kFoldedBatchNorm | kDroppedZeroBias | kInPlaceOps, 0.55, 0.65, 0.50, 0.60}},
@@ -191,8 +197,8 @@ const std::map<std::string, Gap>& Gaps() {
       {"mobilenet_v3_small/dynamo.onnx", {kFoldedBatchNorm | kDroppedZeroBias | kInPlaceOps, 0.45, 0.55, 0.40, 0.45}},
       {"mobilenet_v3_small/onnx", {kFoldedBatchNorm | kDroppedZeroBias | kInPlaceOps, 0.30, 0.30, 0.25, 0.30}},
       {"opt-125m/dynamo.onnx", {kShapeDispatch, 0.05, 0.05, 0.10, 0.10}},
-      {"opt-125m-kv/dynamo.onnx", {kShapeDispatch, 0.35, 0.25, 0.25, 0.25}},
-      {"opt-125m-kv/onnx", {kShapeDispatch, 0.35, 0.20, 0.20, 0.20}},
+      {"opt-125m-kv/dynamo.onnx", {kShapeDispatch | kTraceStrides, 0.50, 0.25, 0.25, 0.25}},
+      {"opt-125m-kv/onnx", {kShapeDispatch | kTraceStrides, 0.45, 0.20, 0.20, 0.20}},
       {"regnet_x_16gf/dynamo.onnx", {kFoldedBatchNorm | kDroppedZeroBias | kInPlaceOps, 0.45, 0.65, 0.50, 0.60}},
       {"regnet_x_16gf/onnx", {kFoldedBatchNorm | kDroppedZeroBias | kInPlaceOps, 0.35, 0.45, 0.35, 0.45}},
       {"regnet_x_1_6gf/dynamo.onnx", {kFoldedBatchNorm | kDroppedZeroBias | kInPlaceOps, 0.50, 0.60, 0.50, 0.55}},
@@ -248,7 +254,8 @@ const std::map<std::string, Gap>& Gaps() {
       {"shufflenet_v2_x1_5/onnx", {kFoldedBatchNorm | kDroppedZeroBias | kShapeDispatch, 0.40, 0.40, 0.30, 0.30}},
       {"shufflenet_v2_x2_0/dynamo.onnx", {kFoldedBatchNorm | kDroppedZeroBias, 0.50, 0.60, 0.45, 0.55}},
       {"shufflenet_v2_x2_0/onnx", {kFoldedBatchNorm | kDroppedZeroBias | kShapeDispatch, 0.40, 0.40, 0.30, 0.30}},
-      {"squeezebert/dynamo.onnx", {kDroppedZeroBias | kShapeDispatch, 0.20, 0.30, 0.20, 0.25}},
+      {"squeezebert/dynamo.onnx", {kDroppedZeroBias | kShapeDispatch | kTraceStrides, 0.25, 0.35, 0.25, 0.30}},
+      {"squeezebert/onnx", {kDroppedZeroBias | kShapeDispatch | kTraceStrides, 0.15, 0.15, 0.10, 0.15}},
       {"squeezenet1_0/dynamo.onnx", {kDroppedZeroBias, 0.25, 0.30, 0.20, 0.25}},
       {"squeezenet1_1/dynamo.onnx", {kDroppedZeroBias, 0.20, 0.30, 0.20, 0.25}},
       {"swin_b/dynamo.onnx", {kShapeDispatch | kRollAsSliceConcat, 0.10, 0.15, 0.20, 0.25}},
@@ -261,8 +268,8 @@ const std::map<std::string, Gap>& Gaps() {
       {"swin_v2_b/onnx", {kDroppedZeroBias | kShapeDispatch | kRollAsSliceConcat, 0.10, 0.15, 0.30, 0.30}},
       {"swin_v2_s/dynamo.onnx", {kInPlaceOps | kShapeDispatch | kRollAsSliceConcat, 0.15, 0.20, 0.20, 0.25}},
       {"swin_v2_s/onnx", {kDroppedZeroBias | kShapeDispatch | kRollAsSliceConcat, 0.10, 0.15, 0.30, 0.30}},
-      {"swin_v2_t/dynamo.onnx", {kInPlaceOps | kShapeDispatch | kRollAsSliceConcat, 0.10, 0.10, 0.10, 0.20}},
-      {"swin_v2_t/onnx", {kDroppedZeroBias | kShapeDispatch | kRollAsSliceConcat, 0.15, 0.15, 0.30, 0.30}},
+      {"swin_v2_t/dynamo.onnx", {kInPlaceOps | kShapeDispatch | kTraceStrides | kRollAsSliceConcat, 0.15, 0.10, 0.10, 0.20}},
+      {"swin_v2_t/onnx", {kDroppedZeroBias | kShapeDispatch | kRollAsSliceConcat, 0.10, 0.15, 0.30, 0.30}},
       {"t5-small-encoder/onnx", {kInPlaceOps, 0.10, 0.10, 0.05, 0.10}},
       {"vgg11/dynamo.onnx", {kDroppedZeroBias, 0.15, 0.20, 0.15, 0.15}},
       {"vgg11_bn/dynamo.onnx", {kFoldedBatchNorm | kDroppedZeroBias, 0.35, 0.50, 0.40, 0.45}},
@@ -289,8 +296,8 @@ const std::map<std::string, Gap>& Gaps() {
       {"wav2vec2-base/dynamo.onnx", {kDroppedZeroBias | kShapeDispatch, 0.05, 0.05, 0.10, 0.10}},
       {"wavlm-base/dynamo.onnx", {kDroppedZeroBias | kShapeDispatch, 0.10, 0.15, 0.10, 0.05}},
       {"wavlm-base/onnx", {kDroppedZeroBias | kInPlaceOps | kShapeDispatch, 0.05, 0.05, 0.15, 0.10}},
-      {"whisper-base-encoder/dynamo.onnx", {kDroppedZeroBias | kShapeDispatch, 0.35, 0.25, 0.35, 0.35}},
-      {"whisper-base-encoder/onnx", {kDroppedZeroBias | kShapeDispatch, 0.35, 0.20, 0.35, 0.35}},
+      {"whisper-base-encoder/dynamo.onnx", {kDroppedZeroBias | kShapeDispatch | kTraceStrides, 0.55, 0.35, 0.55, 0.55}},
+      {"whisper-base-encoder/onnx", {kDroppedZeroBias | kShapeDispatch | kTraceStrides, 0.55, 0.35, 0.55, 0.55}},
       {"wide_resnet101_2/dynamo.onnx", {kFoldedBatchNorm | kDroppedZeroBias | kInPlaceOps, 0.35, 0.55, 0.40, 0.50}},
       {"wide_resnet101_2/onnx", {kFoldedBatchNorm | kDroppedZeroBias | kInPlaceOps, 0.25, 0.40, 0.35, 0.40}},
       {"wide_resnet50_2/dynamo.onnx", {kFoldedBatchNorm | kDroppedZeroBias | kInPlaceOps, 0.40, 0.55, 0.45, 0.55}},
@@ -514,7 +521,9 @@ TEST_P(ParityCorpus, EveryFormGivesOneAnswer) {
       EXPECT_GT(Count(ref, "aten::addmm"), 0);
       EXPECT_GT(Count(r, "Gemm"), 0);
     }
-    bool more_kernels = false;  // under CUDA graphs, at some batch
+    if (g.reasons & kTraceStrides)
+      EXPECT_GT(Count(ref, "aten::transpose") + Count(ref, "aten::permute"), 0);
+    bool more_kernels = false, cheaper = false;  // under CUDA graphs, at some batch
     for (int batch : {1, 32}) {
       if (batch != 1 && static_batch) {
         std::cout << name << "/" << form << ": batch fixed by the exporter (kStaticBatch)\n";
@@ -531,11 +540,13 @@ TEST_P(ParityCorpus, EveryFormGivesOneAnswer) {
         if (fw == "cuda-graph") {
           EXPECT_LE(std::fabs(double(k) / k0 - 1), g.kernels) << "batch " << batch << ": " << k << " vs " << k0;
           more_kernels |= k > k0;
+          cheaper |= ms < ms0 * 0.95;
         }
       }
     }
     // kSplitAttention: the export's multi-head attention launches more kernels than the call.
     if (g.reasons & kSplitAttention) EXPECT_TRUE(more_kernels) << "no more kernels than the trace: drop kSplitAttention";
+    if (g.reasons & kTraceStrides) EXPECT_TRUE(cheaper) << "no faster than the trace: drop kTraceStrides";
   }
 }
 

@@ -1128,7 +1128,9 @@ TEST(LoweringTest, ChannelsLastConvolutions) {
   EXPECT_EQ(convs[1].m, 8 * 56 * 56);  // shaped as large_kernel
   EXPECT_EQ(convs[1].n, 96);
   EXPECT_EQ(convs[1].k, 49);
-  EXPECT_EQ(copies, 0);  // the NHWC conv output moved channels-last is contiguous
+  // The layer norm of the first permute (of an NCHW output) copies it; the NHWC conv output
+  // moved channels-last is contiguous, and its reshape copies nothing.
+  EXPECT_EQ(copies, 1);
 }
 
 // torch.compile's Inductor runs a graph's convolutions channels-last when its layout rule
@@ -1618,6 +1620,121 @@ TEST(LoweringTest, APadThatPadsNothingIsAContiguousCopy) {
   ASSERT_TRUE(w.ok()) << w.status().message();
   ASSERT_EQ(w->kernels.size(), 1u);
   EXPECT_EQ(w->kernels[0].variant, KernelVariant::kPlain);
+}
+
+// Whisper's encoder: positions added to a transposed convolution output keep its layout
+// (TensorIterator follows its first full-size operand), so the residual stream stays
+// permuted; a layer norm of it copies first, and an add of it to a contiguous tensor is
+// ATen's strided kernel (the broadcast variant). An add of two tensors of the same layout is
+// the vectorized one.
+TEST(LoweringTest, APermutedResidualStreamKeepsItsLayout) {
+  Graph g;
+  g.tensors["x"] = T("x", {2, 512, 1500}, DType::kFloat16);
+  g.tensors["t"] = T("t", {2, 1500, 512}, DType::kFloat16);
+  g.tensors["pos"] = T("pos", {1500, 512}, DType::kFloat16, true);
+  g.tensors["h"] = T("h", {2, 1500, 512}, DType::kFloat16);
+  g.tensors["n"] = T("n", {2, 1500, 512}, DType::kFloat16);
+  g.tensors["r"] = T("r", {2, 1500, 512}, DType::kFloat16);
+  g.tensors["r2"] = T("r2", {2, 1500, 512}, DType::kFloat16);
+  Op t = MakeOp("aten", "transpose", {"x"}, {"t"});
+  t.attrs["dim0"].kind = t.attrs["dim1"].kind = Attribute::Kind::kInt;
+  t.attrs["dim0"].i = 1;
+  t.attrs["dim1"].i = 2;
+  g.ops.push_back(t);
+  g.ops.push_back(MakeOp("aten", "add", {"t", "pos"}, {"h"}));   // 1: broadcast, keeps the layout
+  g.ops.push_back(MakeOp("aten", "layer_norm", {"h"}, {"n"}));   // 2: copy, then the norm
+  g.ops.push_back(MakeOp("aten", "add", {"h", "n"}, {"r"}));     // 3: mixed layouts
+  g.ops.push_back(MakeOp("aten", "add", {"r", "h"}, {"r2"}));    // 4: both permuted
+  g.inputs = {"x"};
+  g.outputs = {"r2"};
+  // (TorchScript fuses the adds into one kernel.)
+  for (Framework f : {Framework::kPytorchEager, Framework::kCudaGraphEager}) {
+    SCOPED_TRACE(FrameworkName(f));
+    Expected<WorkList> w = Lower(g, {f, DType::kFloat16});
+    ASSERT_TRUE(w.ok()) << w.status().message();
+    std::vector<const KernelWork*> of[5];
+    for (const KernelWork& k : w->kernels)
+      if (k.op_index >= 0 && k.op_index < 5) of[k.op_index].push_back(&k);
+    ASSERT_EQ(of[2].size(), 2u);
+    EXPECT_EQ(of[2][0]->cls, KernelClass::kCopy);
+    EXPECT_DOUBLE_EQ(of[2][0]->bytes, 2.0 * 2 * 1500 * 512 * 2);
+    EXPECT_EQ(of[2][1]->cls, KernelClass::kNorm);
+    ASSERT_EQ(of[3].size(), 1u);
+    EXPECT_EQ(of[3][0]->variant, KernelVariant::kBroadcast);
+    ASSERT_EQ(of[4].size(), 1u);
+    EXPECT_EQ(of[4][0]->variant, KernelVariant::kPlain);
+  }
+  // The same stream made contiguous before the add: no copy, no strided add.
+  g.ops[0] = MakeOp("aten", "reshape", {"x"}, {"t"});
+  Expected<WorkList> w = Lower(g, {Framework::kPytorchEager, DType::kFloat16});
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_EQ(CopyKernels(w.value()), 0);
+  for (const KernelWork& k : w->kernels)
+    if (k.op_index >= 3) EXPECT_EQ(k.variant, KernelVariant::kPlain);
+}
+
+// cuDNN's attention, which runs half-precision SDPA, writes its output in the query's
+// layout: token-major for a head split's transposed view, whose transpose back is free, but
+// head-major for a query made contiguous first (Whisper), whose transpose back copies.
+TEST(LoweringTest, AttentionOutputFollowsTheQueryLayout) {
+  auto graph = [](bool contiguous_q) {
+    Graph g;
+    g.tensors["x"] = T("x", {2, 1500, 8, 64}, DType::kFloat16);
+    g.tensors["q"] = T("q", {2, 8, 1500, 64}, DType::kFloat16);
+    g.tensors["qc"] = T("qc", {2, 8, 1500, 64}, DType::kFloat16);
+    g.tensors["o"] = T("o", {2, 8, 1500, 64}, DType::kFloat16);
+    g.tensors["ot"] = T("ot", {2, 1500, 8, 64}, DType::kFloat16);
+    g.tensors["oc"] = T("oc", {2, 1500, 8, 64}, DType::kFloat16);
+    auto transpose = [](const char* in, const char* out) {
+      Op t = MakeOp("aten", "transpose", {in}, {out});
+      t.attrs["dim0"].kind = t.attrs["dim1"].kind = Attribute::Kind::kInt;
+      t.attrs["dim0"].i = 1;
+      t.attrs["dim1"].i = 2;
+      return t;
+    };
+    g.ops.push_back(transpose("x", "q"));
+    g.ops.push_back(MakeOp("aten", contiguous_q ? "contiguous" : "dropout", {"q"}, {"qc"}));
+    g.ops.push_back(MakeOp("aten", "scaled_dot_product_attention", {"qc", "qc", "qc"}, {"o"}));
+    g.ops.push_back(transpose("o", "ot"));
+    g.ops.push_back(MakeOp("aten", "contiguous", {"ot"}, {"oc"}));
+    g.inputs = {"x"};
+    g.outputs = {"oc"};
+    return g;
+  };
+  auto copies_after_attention = [](const Graph& g, DType d) {
+    Expected<WorkList> w = Lower(g, {Framework::kPytorchEager, d});
+    EXPECT_TRUE(w.ok()) << w.status().message();
+    int n = 0;
+    for (const KernelWork& k : w->kernels) n += k.cls == KernelClass::kCopy && k.op_index == 4;
+    return n;
+  };
+  EXPECT_EQ(copies_after_attention(graph(true), DType::kFloat16), 1);
+  EXPECT_EQ(copies_after_attention(graph(false), DType::kFloat16), 0);
+  // Single precision runs PyTorch's own kernels, which always write token-major.
+  EXPECT_EQ(copies_after_attention(graph(true), DType::kFloat32), 0);
+}
+
+// A permute that moves only dims of size 1 (Swin's window partition of a 7x7 map into one
+// 7x7 window) leaves the tensor contiguous: the reshape after it is a view.
+TEST(LoweringTest, APermuteOfUnitDimsCopiesNothing) {
+  auto copies = [](std::vector<int64_t> shape) {
+    Graph g;
+    std::vector<int64_t> out = {shape[0], shape[1], shape[3], shape[2], shape[4], shape[5]};
+    g.tensors["x"] = T("x", shape, DType::kFloat16);
+    g.tensors["p"] = T("p", out, DType::kFloat16);
+    g.tensors["y"] = T("y", {shape[0] * shape[1] * shape[3], shape[2] * shape[4], shape[5]}, DType::kFloat16);
+    Op perm = MakeOp("aten", "permute", {"x"}, {"p"});
+    perm.attrs["dims"] = IntsAttribute({0, 1, 3, 2, 4, 5});
+    g.ops.push_back(perm);
+    g.ops.push_back(MakeOp("aten", "reshape", {"p"}, {"y"}));
+    g.inputs = {"x"};
+    g.outputs = {"y"};
+    Expected<WorkList> w = Lower(g, {Framework::kPytorchEager, DType::kFloat16});
+    EXPECT_TRUE(w.ok()) << w.status().message();
+    return w.ok() ? CopyKernels(w.value()) : -1;
+  };
+  EXPECT_EQ(copies({1, 1, 7, 1, 7, 768}), 0);
+  EXPECT_EQ(copies({1, 8, 7, 8, 7, 96}), 1);
 }
 
 }  // namespace
