@@ -1263,6 +1263,9 @@ class Walker {
     if (recipe == KernelRecipe::kElementwise && IsAten(op.domain) && !IsTorchCompile(opt_.framework))
       KeepPermutedLayout(op);
 
+    // An op whose output has no elements launches no kernel (ATen returns before the launch):
+    // a KV cache's empty initial tensors, cast with `to` before the first concatenation.
+    if (recipe != KernelRecipe::kNone && !op.outputs.empty() && Numel(op.outputs[0]) == 0) recipe = KernelRecipe::kNone;
     const int first = int(work_.kernels.size());
     const double repeat = std::max(1.0, op.repeat);
     // torch.roll over several dims rolls one dim at a time, a kernel each
@@ -2088,7 +2091,10 @@ class Walker {
     // GPT-2), and, like a trace, the mask's where and fills.
     const bool captured_eager = opt_.framework == Framework::kCudaGraphEager;
     const KernelFacts& f = opt_.facts;
-    if ((eager || captured_eager) && half)  // memsets of the log-sum-exp statistics
+    // Decode attention (one query token against a KV cache) runs cuDNN's sm80 kernel, which
+    // sets no statistics (CUPTI, H100 and H200: OPT-125m and GPT-2 with a KV cache, 12
+    // attention calls a step, no memset; with 128 query tokens, 12).
+    if ((eager || captured_eager) && half && sq > 1)  // memsets of the log-sum-exp statistics
       for (int i = 0; i < f.attention_eager_memsets; ++i) add(bh * sq * f.attention_memset_bytes_per_row);
     if (!eager && masked) {
       for (int i = 0; i < f.attention_mask_wheres; ++i)  // where(mask, 0, min)

@@ -1737,5 +1737,40 @@ TEST(LoweringTest, APermuteOfUnitDimsCopiesNothing) {
   EXPECT_EQ(copies({1, 8, 7, 8, 7, 96}), 1);
 }
 
+// Decode attention, one query token against a KV cache, runs cuDNN's sm80 kernel, which sets no
+// statistics: no memset, where 128 query tokens have one.
+TEST(LoweringTest, DecodeAttentionHasNoMemset) {
+  Graph g = SdpaGraph(false);
+  g.tensors["q"] = T("q", {2, 12, 1, 64});
+  g.tensors["o"] = T("o", {2, 12, 1, 64});
+  for (Framework f : {Framework::kPytorchEager, Framework::kCudaGraphEager}) {
+    SCOPED_TRACE(FrameworkName(f));
+    Expected<WorkList> w = Lower(g, {f, DType::kFloat16});
+    ASSERT_TRUE(w.ok()) << w.status().message();
+    ASSERT_EQ(w->kernels.size(), 1u);
+    EXPECT_EQ(w->kernels[0].cls, KernelClass::kAttention);
+  }
+}
+
+// An op whose output has no elements (a KV cache's empty initial tensor cast with `to`) is a
+// dispatch that launches no kernel.
+TEST(LoweringTest, AnEmptyOutputLaunchesNoKernel) {
+  Graph g;
+  g.tensors["e"] = T("e", {0}, DType::kFloat16);
+  g.tensors["y"] = T("y", {0}, DType::kFloat16);
+  g.inputs = {"e"};
+  g.ops.push_back(MakeOp("aten", "relu", {"e"}, {"y"}));
+  g.outputs = {"y"};
+  Expected<WorkList> w = Lower(g, {Framework::kPytorchEager, DType::kFloat16});
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_EQ(w->kernels.size(), 0u);
+  EXPECT_EQ(w->dispatches.size(), 1u);
+  g.tensors["e"] = T("e", {4}, DType::kFloat16);
+  g.tensors["y"] = T("y", {4}, DType::kFloat16);
+  w = Lower(g, {Framework::kPytorchEager, DType::kFloat16});
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_EQ(w->kernels.size(), 1u);
+}
+
 }  // namespace
 }  // namespace ftax
