@@ -605,10 +605,10 @@ class Bench {
     // Copies of permuted tensors as models make them (the permute variant, shaped by the
     // contiguous runs they move): a transpose of a 512-wide matrix (runs of one element, as
     // Whisper's transposed residual stream), and a head split's transpose(1, 2) of
-    // [tokens, 12 heads, run] for runs of 32, 64 and 256 elements (Swin's and BERT's head
-    // dims, a window's rows of channels).
+    // [tokens, 12 heads, run] for runs of 32, 64, 256 and 1024 elements (Swin's and BERT's
+    // head dims, a Swin window's rows of 7 x 96 to 7 x 768 channels).
     for (int64_t n : Sizes()) {
-      for (int64_t run : {int64_t(1), int64_t(32), int64_t(64), int64_t(256)}) {
+      for (int64_t run : {int64_t(1), int64_t(32), int64_t(64), int64_t(256), int64_t(1024)}) {
         // At least two rows (tokens) to move, or the transpose is contiguous and copies nothing.
         const int64_t rows = run == 1 ? n / 512 : n / (12 * run);
         if (rows < 2) continue;
