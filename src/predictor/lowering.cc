@@ -1440,18 +1440,9 @@ class Walker {
 
   // Whether a permute or transpose moves a dim other than the last two of its input.
   bool MovesLeadingDims(const Op& op) const {
-    const Shape* x = ShapeOf(op.inputs[0]);
-    if (!x) return false;
-    const int64_t rank = int64_t(x->size());
-    auto norm = [rank](int64_t d) { return d < 0 ? d + rank : d; };
-    if (Eq(op.type, "t")) return false;  // a 2-D transpose has no leading dims
-    if (Eq(op.type, "transpose")) {
-      const int64_t a = norm(op.IntAttr("dim0", 0)), b = norm(op.IntAttr("dim1", 1));
-      return a != b && (a < rank - 2 || b < rank - 2);
-    }
-    const std::vector<int64_t> p = op.IntsAttr(IsAten(op.domain) ? "dims" : "perm");
+    const std::vector<int64_t> p = PermOf(op);  // a 2-D transpose has no leading dims
     for (size_t i = 0; i + 2 < p.size(); ++i)
-      if (norm(p[i]) != int64_t(i)) return true;
+      if (p[i] != int64_t(i)) return true;
     return false;
   }
 
