@@ -353,17 +353,13 @@ RefitReport ApplyScales(const RefitReport& report, HostProfile* profile, std::ve
                            " profiles) not applied: this profile does not price its ops by type");
       continue;
     }
-    // As for the dispatch scale: the bench's op mix already priced this host's mix of ops. On
-    // five host runs' Python eager evaluation models the op scales that host run aw's
-    // calibration models gave moved 163 points within tolerance against 159 without, 12 fewer
-    // on one host and 10 more on another: no shape that carries.
-    if (!std::isnan(f->second.mix_scale)) {
-      if (skipped)
-        skipped->push_back(fw + ": the prior's op scales (" + std::to_string(o.profiles) +
-                           " profiles) not applied: the bench's op mix priced this host's (x" +
-                           std::to_string(f->second.mix_scale).substr(0, 5) + ")");
-      continue;
-    }
+    // Unlike the dispatch scale, they carry over a bench's op mix: they are level-free (a fit's
+    // weights over its common scale), and the profiles that fitted them had their level from an
+    // op mix too (host run aw: x1.75). The mix sets this host's level, they set the proportions.
+    // On six host runs' Python eager evaluation models (ay, au, av, bh, bi, bj; each its own
+    // bench and the prior of p, q, s, u, av and aw), aw's scales took 136 of 358 points within
+    // tolerance to 158 at the profile's CPU speed (ay +15, au +7, bi +3, bh held, av -2, bj -1)
+    // and 192 to 207 at each row's.
     f->second.op_scale = o.scale;
     applied.op_scales[fw] = o;
   }

@@ -4,11 +4,11 @@
 // median 1.28 for CNNs and 1.75 for the rest, on an H100 host of 2026-11-26 at one CPU speed).
 // bench_eager.py's op mix measures it: layers of every op type called in a shuffled order, over
 // the sum of the same calls' chain costs (MixMeasurement). ApplyOpMix scales a Python eager
-// framework's per-op and per-class dispatch costs by the median of its mixes' ratios and
-// records the ratio as mix_scale; a framework the bench ran no mix for keeps its chain costs.
-// A mix timed while the CPU gauge read over 1.4x the profile's fast state is left out, and a
-// framework whose every mix was is scaled by the typical ratio of hosts that timed theirs at
-// the fast state (x1.75).
+// framework's per-op and per-class dispatch costs by the median of its mixes' ratios pooled
+// with five other hosts' fast-state mixes (one pass varies between hosts of one CPU model as
+// much as those do), and records the ratio as mix_scale; a framework the bench ran no mix for
+// keeps its chain costs. A mix timed while the CPU gauge read over 1.4x the profile's fast
+// state is left out, and a framework whose every mix was takes the other hosts' median (x1.75).
 // TorchScript's mix (bench_eager.py's ts_mix_row, one traced module) carries no ratio:
 // PriceTorchscriptMix prices the pass from the fitted costs (per op where the profile has
 // them, else per class) and launches, as the predictor would, and the ratio is the pass's

@@ -365,15 +365,17 @@ TEST(FrameworkRefitTest, PriorCarriesRelativeOpScalesAndNotALoneScale) {
   RecordRefinement(applied, json{"a", "b", "c"}, json::object(), &per_op);
   EXPECT_EQ(per_op.provenance["refinement_op_scale"]["torchscript"]["profiles"], 2);
 
-  // A framework whose bench measured an op mix takes no op scales, as it takes no scale.
+  // A framework whose bench measured an op mix still takes the op scales (they are
+  // level-free: the mix sets the level, they the proportions), though it takes no scale.
   HostProfile mixed = H200();
   mixed.frameworks["torchscript"].op_us["conv"] = Param::Of(30, 1);
   mixed.frameworks["torchscript"].mix_scale = 1.6;
+  const double mixed_dispatch = mixed.frameworks.at("torchscript").dispatch_us[0].value;
   skipped.clear();
   ApplyScales(prior.value(), &mixed, &skipped);
-  EXPECT_TRUE(mixed.frameworks.at("torchscript").op_scale.empty());
-  ASSERT_FALSE(skipped.empty());
-  EXPECT_NE(skipped.back().find("op mix"), std::string::npos) << skipped.back();
+  EXPECT_EQ(mixed.frameworks.at("torchscript").op_scale, ts.scale);
+  EXPECT_DOUBLE_EQ(mixed.frameworks.at("torchscript").dispatch_us[0].value, mixed_dispatch);
+  for (const std::string& s : skipped) EXPECT_EQ(s.find("op scales"), std::string::npos) << s;
 
   HostProfile by_class = H200();
   by_class.frameworks["torchscript"].op_us.clear();
