@@ -19,7 +19,9 @@ Two small grids are added: patchify convolutions (an image of 3 channels cut int
 kernel equal to stride, the patch embedding of vision transformers and ConvNeXt's stem), since
 each model has one such layer and its width varies, grouped 3x3 convolutions of 4 to 64
 channels a group at 128 to 1024 channels (56 down to 7 pixels), since the calibration models'
-grouped layers all have 8, and grouped 1x1
+grouped layers all have 8, and of 24 and 48 channels a group at 96 to 768 channels (cuDNN
+adds a generic weight transform, about 9 us a call on an H200, for widths that are not a power
+of two: RegNetX-1.6GF's 24, host run bi's CUPTI records), and grouped 1x1
 convolutions (2, 4 or 8 groups, 1-D over 128 positions and 2-D), which no calibration model has:
 cuDNN runs some of them group by group, a layout transpose, a kernel and a transpose back each
 (validation/scripts/grouped_conv_kernels.py), so a model built of them launches several times
@@ -52,6 +54,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Grouped 3x3 convolutions beyond the calibration models' own (RegNet-Y's 8 channels a group):
 # channels per group x (channels, spatial size), as ResNeXt- and RegNet-style stages have them.
 GROUPED_GRID = [(gw, c, hw) for gw in (4, 16, 32, 64) for c, hw in ((128, 56), (256, 28), (512, 14), (1024, 7))]
+# Group widths that are not a power of two (RegNet's design space steps them by 8): cuDNN runs
+# them through other kernels, a generic weight transform among them, at stage sizes divisible
+# by 24 and 48.
+GROUPED_GRID += [(gw, c, hw) for gw in (24, 48) for c, hw in ((96, 56), (192, 28), (384, 14), (768, 7))]
 # Grouped 1x1 convolutions: groups x (channels in, channels out, spatial size), 1-D over 128
 # positions (a sequence model's layers) and 2-D, square and widening or narrowing 4x.
 GROUPED_POINTWISE_GRID = ([(g, cin, cout, [128]) for g in (2, 4, 8)
