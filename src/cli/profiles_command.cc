@@ -24,12 +24,13 @@ void SetupProfilesCommand(CLI::App& app) {
       "profiles",
       "List the shipped host profiles (data/profiles/): give their name to --profile, e.g.\n"
       "`ftax predict --arch bert --profile h200`. Per profile: GPU, fitting date, the bench it was\n"
-      "fitted from, the models its framework costs were refined on, and its measured accuracy on\n"
-      "models it was not fitted on.");
+      "fitted from, where its framework costs were learned (the models they were refined on, or the\n"
+      "host runs of the prior it was fitted with), and its measured accuracy on models it was not\n"
+      "fitted on.");
   AddFormatOption(cmd, format.get(), {"table", "json"});
   cmd->callback([format] {
     nlohmann::json out = nlohmann::json::array();
-    TextTable t({"name", "gpu", "date", "fitted_from", "refined_on", "accuracy_on_unseen_models"});
+    TextTable t({"name", "gpu", "date", "fitted_from", "framework_costs_from", "accuracy_on_unseen_models"});
     for (const std::string& n : ShippedProfileNames()) {
       Expected<HostProfile> p = LoadHostProfile(ShippedProfileDir() + "/" + n + ".json");
       if (!p.ok()) {
@@ -47,6 +48,16 @@ void SetupProfilesCommand(CLI::App& app) {
         refined = prov["refinement"]["refined_on_models"].dump();
       else if (prov.contains("refined_on_models"))
         refined = prov["refined_on_models"].dump();
+      // A profile fitted with a prior: the host runs whose refined profiles it came from.
+      std::string prior;
+      if (prov.contains("refined_with") && prov["refined_with"].is_array())
+        for (const auto& f : prov["refined_with"])
+          if (f.is_string()) {
+            const std::string path = f.get<std::string>();
+            const size_t slash = path.rfind('/');
+            const std::string dir = slash == std::string::npos ? path : path.substr(0, slash);
+            prior += (prior.empty() ? "" : ", ") + dir.substr(dir.rfind('/') + 1);
+          }
       std::string acc = "not recorded";
       if (prov.contains("accuracy") && prov["accuracy"].is_object()) {
         acc.clear();
@@ -55,9 +66,10 @@ void SetupProfilesCommand(CLI::App& app) {
             acc += (acc.empty() ? "" : "; ") + fw + " " + a["within"].dump() + "/" + a["rows"].dump();
       }
       const std::string date = Str(prov, "date").substr(0, 10);
-      t.AddRow({n, Str(p->host, "gpu"), date, from, refined.empty() ? "-" : refined, acc});
+      const std::string learned = !refined.empty() ? refined : !prior.empty() ? "prior of " + prior : "-";
+      t.AddRow({n, Str(p->host, "gpu"), date, from, learned, acc});
       out.push_back({{"name", n}, {"path", ShippedProfileDir() + "/" + n + ".json"}, {"gpu", Str(p->host, "gpu")},
-                     {"date", date}, {"fitted_from", from}, {"refined_on_models", refined},
+                     {"date", date}, {"fitted_from", from}, {"refined_on_models", refined}, {"prior_of", prior},
                      {"accuracy", prov.value("accuracy", nlohmann::json(nullptr))}});
     }
     if (*format == "json") std::cout << out.dump(1) << "\n";

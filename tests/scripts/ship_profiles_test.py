@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The shipped host profiles (data/profiles/*.json) come from the host runs their provenance
 names: validation/scripts/ship_profiles.sh, run into a scratch folder, remakes every kernel and
-framework parameter of each within 2% (the fit has changed a little since they were made: the
-H200's CUDA-graph node gap by 0.5%), and records the models the refinement learned from.
+framework parameter of each within 2% from the host run's bench and the prior, and names the
+same prior profiles and bench, each a file of the checkout.
 Needs ftax built with Ceres (`ftax calibrate`); exits 0 with a note otherwise.
     FTAX_BINARY=build/ftax python3 tests/scripts/ship_profiles_test.py
 """
@@ -46,8 +46,10 @@ class ShipProfilesTest(unittest.TestCase):
                 with open(os.path.join(out, gpu + ".json")) as f:
                     remade = json.load(f)
                 self.assertEqual(remade["provenance"]["host_run"], shipped["provenance"]["host_run"])
-                self.assertEqual(sorted(remade["provenance"]["refined_on_models"]),
-                                 sorted(shipped["provenance"]["refined_on_models"]))
+                # Fitted with the prior of the same refined profiles, named as the checkout keeps them.
+                self.assertEqual(remade["provenance"]["refined_with"], shipped["provenance"]["refined_with"])
+                for path in shipped["provenance"]["refined_with"] + shipped["provenance"]["measurements"]:
+                    self.assertTrue(os.path.exists(os.path.join(ROOT, path)), path)
                 for part in ("gpu", "frameworks"):
                     a, b = params(shipped[part]), params(remade[part])
                     self.assertEqual(sorted(a), sorted(b), f"{gpu}: {part} keys differ")
