@@ -60,6 +60,18 @@ TEST(ShippedFilesRulesTest, EveryShippedProfileLoads) {
   }
 }
 
+// A shipped profile is what `--profile h200` gives a user: it prices the compute classes in
+// every precision `ftax predict --precision` accepts, so its bench timed all three dtypes.
+TEST(ShippedFilesRulesTest, EveryShippedProfilePricesEveryPrecision) {
+  for (const std::string& f : Files("data/profiles", ".json")) {
+    Expected<HostProfile> p = LoadHostProfile(f);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    for (const char* cls : {"gemm", "conv", "attention"})
+      for (const char* dt : {"fp32", "fp16", "bf16"})
+        EXPECT_TRUE(p->gpu.kernels.count(std::string(cls) + "/" + dt)) << f << ": no " << cls << "/" << dt;
+  }
+}
+
 TEST(ShippedFilesRulesTest, EveryShippedMeasurementFileLoadsAndCanMakeAProfile) {
   const auto files = FilesUnpacked("validation", "bench.measurements.json");
   ASSERT_GE(files.size(), 30u);

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Makes the shipped profile of each GPU (data/profiles/GPU.json) from a host run: its bench,
+# Makes the shipped profile of each GPU (data/profiles/GPU.json) from a host run's bench,
 # fitted with the prior of the host runs that docs/validation.md predicts every host with
 # (their refined profiles: framework costs learned on calibration models only), which is how
 # every accuracy figure of docs/validation.md is made. Its accuracy on the evaluation models of
-# data/zoo/split.json (never fitted on), measured on the same host run, is recorded in
-# provenance.accuracy, and the host run in provenance.host_run. No GPU needed; the host runs'
-# own files are left as they are. A zoo run's rows name their traces data/models/NAME.fp16.pt,
-# so the comparison runs from TRACES_DIR (default: the checkout), a folder whose data/models/
-# holds them (unpack validation/h200/2026-11-26ai/models.tar.xz there); `ftax validate` skips a
-# row whose trace is missing, and provenance.accuracy lists the models it compared.
+# data/zoo/split.json (never fitted on) is measured on the stored rows of a host run of the
+# same GPU (the bench's own where it ran the models, else another's) and recorded in
+# provenance.accuracy, the bench's host run in provenance.host_run. No GPU needed; the host
+# runs' own files are left as they are. A zoo run's rows name their traces
+# data/models/NAME.fp16.pt, so the comparison runs from TRACES_DIR (default: the checkout), a
+# folder whose data/models/ holds them (unpack validation/h200/2026-11-26ai/models.tar.xz
+# there); `ftax validate` skips a row whose trace is missing, and provenance.accuracy lists the
+# models it compared.
 #   [TRACES_DIR=DIR] validation/scripts/ship_profiles.sh [BUILD_DIR] [OUT_DIR]    # OUT_DIR: data/profiles
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -24,21 +26,23 @@ ev=$(python3 -c "import json;print(' '.join(json.load(open('$split'))['evaluatio
 prior=(validation/h200/2026-11-23p/profile-refined.json validation/h100/2026-11-23q/profile-refined.json
        validation/h100/2026-11-25s/profile-refined.json validation/h100/2026-11-25u/profile-refined.json
        validation/h100/2026-11-26av/profile-refined.json validation/h200/2026-11-26aw/profile-refined.json)
-# GPU name and the host run its shipped profile comes from: the newest of that GPU whose bench
-# has every row this version of `ftax bench` times.
-for pair in h200:validation/h200/2026-11-27bk h100:validation/h100/2026-11-27bj; do
-  gpu=${pair%%:*}; run=${pair#*:}
+# GPU name, the host run its bench comes from (the newest of that GPU whose bench timed every
+# row this version of `ftax bench` times, in all three dtypes) and the host run whose model
+# runs measure its accuracy.
+for spec in h200:validation/h200/2026-11-27bm:validation/h200/2026-11-27bk \
+            h100:validation/h100/2026-11-27bl:validation/h100/2026-11-27bl; do
+  gpu=${spec%%:*}; rest=${spec#*:}; run=${rest%%:*}; rows=${rest#*:}
   out=$work  # measured() unpacks FILE.json.xz there
-  mapfile -t runs < <(measured "$root/$run/torchscript-cudagraph.json" "$root/$run/eager.json")
+  mapfile -t runs < <(measured "$root/$rows/torchscript-cudagraph.json" "$root/$rows/eager.json")
   bench="$run/bench.measurements.json"
   [ -f "$bench" ] || { xz -dc "$bench.xz" > "$work/$gpu-bench.json"; bench="$work/$gpu-bench.json"; }
   "$ftax" calibrate "$bench" --prior "${prior[@]}" -o "$work/$gpu-profile.json" > "$work/$gpu-calibrate.txt" 2>&1
   # shellcheck disable=SC2086  # the model list is one argument per model
   (cd "$traces" && "$ftax" validate "${runs[@]}" --profile "$work/$gpu-profile.json" --report-models $ev \
     --format json) > "$work/$gpu-report.json" 2>"$work/$gpu-report.err"
-  python3 - "$work/$gpu-profile.json" "$work/$gpu-report.json" "$outdir/$gpu.json" "$split" "$run" "$work" <<'PY'
+  python3 - "$work/$gpu-profile.json" "$work/$gpu-report.json" "$outdir/$gpu.json" "$split" "$run" "$work" "$rows" <<'PY'
 import json, os, sys
-prof, rep, out, split, run, work = sys.argv[1:]
+prof, rep, out, split, run, work, rows = sys.argv[1:]
 p = json.load(open(prof))
 
 
@@ -54,14 +58,15 @@ p["provenance"]["measurements"] = [in_repo(x) for x in p["provenance"].get("meas
 r = json.load(open(rep))
 reported = {row["model"] for row in r["rows"]}  # the evaluation models the run measured
 acc = {"models": [m for m in json.load(open(split))["evaluation"] if m in reported],
-       "measured": "fp16, batch 1 and 8, no profiler attached, on the host run the bench came from",
+       "measured": "fp16, batch 1 and 8, no profiler attached",
+       "rows_of": rows + (" (the bench's own host run)" if rows == run else " (another host of this GPU)"),
        "rule": "CUDA graphs within ±10%; others within ±15% or inside the measured p10-p90"}
 for f in r["frameworks"]:
     acc[f["framework"]] = {"rows": f["rows"], "within": f["within_or_inside"],
                            "median_abs_error_pct": round(f["median_abs_error_pct"], 1)}
 p["provenance"]["accuracy"] = acc
 p["provenance"]["host_run"] = run
-json.dump(p, open(out + ".tmp", "w"), indent=2)
+json.dump(p, open(out + ".tmp", "w"), indent=1)
 os.replace(out + ".tmp", out)
 print(out, {k: v for k, v in acc.items() if isinstance(v, dict)})
 PY
