@@ -197,6 +197,9 @@ TEST(NamedProfileCliTest, ProfilesListsEachGpuWithItsUnseenModelAccuracy) {
     const auto& cg = p["accuracy"].contains("cuda-graph") ? p["accuracy"]["cuda-graph"] : p["accuracy"]["cuda-graph-eager"];
     EXPECT_GT(cg["rows"].get<int>(), 0);
     EXPECT_LE(cg["within"].get<int>(), cg["rows"].get<int>());
+    // Its framework costs come from a refinement or from a prior, and the listing says which.
+    EXPECT_TRUE(!p["refined_on_models"].get<std::string>().empty() || !p["prior_of"].get<std::string>().empty())
+        << p.dump();
     // The models it reports on are the evaluation models, none of the ones it was refined on.
     for (const auto& m : p["accuracy"]["models"])
       EXPECT_EQ(p["refined_on_models"].get<std::string>().find("\"" + m.get<std::string>() + "\""), std::string::npos);
