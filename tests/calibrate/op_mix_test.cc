@@ -56,7 +56,7 @@ TEST(OpMixTest, AMixTimedInTheSlowStateIsFlagged) {
             std::string::npos)
       << lines[0];
   EXPECT_NE(lines[1].find("op mix x1.75, the median of five other hosts' mixes"), std::string::npos) << lines[1];
-  // Its ratio is left out: with no other mix, the typical one scales the costs.
+  // Its ratio is left out: with no other mix, the other hosts' median scales the costs.
   EXPECT_DOUBLE_EQ(p.frameworks.at("pytorch-eager").mix_scale, 1.75);
   EXPECT_DOUBLE_EQ(p.frameworks.at("pytorch-eager").dispatch_us[int(DispatchClass::kKernel)].value, 10 * 1.75);
   // Beside a mix timed at the fast state, that one alone is pooled with the other hosts'.

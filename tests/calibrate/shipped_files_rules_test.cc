@@ -63,7 +63,9 @@ TEST(ShippedFilesRulesTest, EveryShippedProfileLoads) {
 // A shipped profile is what `--profile h200` gives a user: it prices the compute classes in
 // every precision `ftax predict --precision` accepts, so its bench timed all three dtypes.
 TEST(ShippedFilesRulesTest, EveryShippedProfilePricesEveryPrecision) {
-  for (const std::string& f : Files("data/profiles", ".json")) {
+  const auto files = Files("data/profiles", ".json");
+  ASSERT_GE(files.size(), 2u);  // h100 and h200
+  for (const std::string& f : files) {
     Expected<HostProfile> p = LoadHostProfile(f);
     ASSERT_TRUE(p.ok()) << p.status().message();
     for (const char* cls : {"gemm", "conv", "attention"})
