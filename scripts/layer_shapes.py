@@ -25,7 +25,11 @@ of two: RegNetX-1.6GF's 24, host run bi's CUPTI records), and grouped 1x1
 convolutions (2, 4 or 8 groups, 1-D over 128 positions and 2-D), which no calibration model has:
 cuDNN runs some of them group by group, a layout transpose, a kernel and a transpose back each
 (validation/scripts/grouped_conv_kernels.py), so a model built of them launches several times
-the kernels its layer count says, and only a measured point can tell how many.
+the kernels its layer count says, and only a measured point can tell how many. A last grid
+holds 1x1 convolutions over odd positions per image (15x15, 31x31, 63x63; the calibration
+models have them only at 7x7): the GEMM's rows are then aligned to one element and the library
+runs slower kernels (CUPTI, H200: cutlass align1 GEMMs), so they are their own variant,
+pointwise_odd.
 
 `ftax bench` reads the file (data/zoo/layer-shapes.json, found beside the binary once
 installed) and times every row at batch 1, 8 and 64 (kernel rows labelled "layer ...").
@@ -63,6 +67,11 @@ GROUPED_GRID += [(gw, c, hw) for gw in (24, 48) for c, hw in ((96, 56), (192, 28
 GROUPED_POINTWISE_GRID = ([(g, cin, cout, [128]) for g in (2, 4, 8)
                            for cin, cout in ((256, 256), (1024, 1024), (512, 2048), (2048, 512))] +
                           [(g, c, c, [hw, hw]) for g in (2, 4, 8) for c, hw in ((128, 28), (256, 14))])
+# 1x1 convolutions over odd positions per image (images cut by unpadded stride-2 layers, as
+# 299- and 227-pixel inputs are): the GEMM's rows are aligned to one element and the library
+# runs other kernels. Calibration models have them only at 7x7; channels in -> out, size.
+ODD_POINTWISE_GRID = [(cin, cout, hw) for hw in (15, 31) for cin, cout in ((128, 64), (256, 128), (512, 256))] + \
+                     [(cin, cout, 63) for cin, cout in ((64, 64), (128, 32))]
 PATCH_GRID = [(4, 3, 96), (4, 3, 128), (4, 3, 192), (8, 3, 384), (14, 3, 768), (14, 3, 1024),
               (16, 3, 192), (16, 3, 384), (16, 3, 768), (16, 3, 1024), (32, 3, 768), (32, 3, 1024)]
 
@@ -281,7 +290,7 @@ def layer_work(label, elem_size):
     elif groups > 1:
         w["variant"] = "grouped"
     elif ka == 1:
-        w["variant"] = "pointwise"
+        w["variant"] = "pointwise_odd" if prod(out) > 1 and prod(out) % 2 == 1 else "pointwise"
     elif ka > 1 and cin_g <= 4 and kernel == stride and min(kernel) > 1:
         w["variant"] = "patchify"
     return "conv", w
@@ -378,6 +387,11 @@ def main():
              "kernel": [1] * nd, "stride": [1] * nd, "pad": [0] * nd, "dilation": [1] * nd}
         m = merged.setdefault(key(r), dict(r, models=[], count=0))
         m.setdefault("grid", True)
+    for cin, cout, hw in ODD_POINTWISE_GRID:
+        r = {"op": "conv", "cin": cin, "cout": cout, "groups": 1, "spatial": [hw, hw],
+             "kernel": [1, 1], "stride": [1, 1], "pad": [0, 0], "dilation": [1, 1]}
+        m = merged.setdefault(key(r), dict(r, models=[], count=0))
+        m.setdefault("grid", True)
     rows = sorted(merged.values(), key=lambda r: (r["op"], kind(r), -r["count"], key(r)))
     # Cap the convolutions: per kind, the most frequent geometries first, round-robin.
     convs = [r for r in rows if r["op"] == "conv" and not r.get("grid")]
@@ -398,8 +412,8 @@ def main():
         "schema_version": 1,
         "kind": "ftax-layer-shapes",
         "about": "Convolution, pooling and layer-norm geometries of the calibration models "
-                 "(data/zoo/split.json), at batch 1, with grids of patchify, grouped 3x3 and grouped 1x1 "
-                 "convolutions; "
+                 "(data/zoo/split.json), at batch 1, with grids of patchify, grouped 3x3, grouped 1x1 "
+                 "and odd-sized 1x1 convolutions; "
                  "ftax bench times each at batch 1, 8 and 64. Made by scripts/layer_shapes.py from "
                  "tests/data/parity.",
         "models": report,

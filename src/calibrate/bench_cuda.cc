@@ -415,7 +415,7 @@ class Bench {
         json work = {{"flops", 2.0 * m * n * k * c.groups}, {"bytes", bytes}};
         if (!dw) work.update({{"m", m}, {"n", n}, {"k", k}, {"batch", c.groups}});
         else work.update({{"m", 0}, {"n", 0}, {"k", 0}, {"batch", 1}});
-        if (!dw && c.k == 1) work["variant"] = "pointwise";
+        if (!dw && c.k == 1) work["variant"] = ho * ho > 1 && ho % 2 == 1 ? "pointwise_odd" : "pointwise";
         std::string label = "conv n" + std::to_string(nb) + " " + std::to_string(c.cin) + "->" +
                             std::to_string(c.cout) + " " + std::to_string(c.hw) + "px k" +
                             std::to_string(c.k) + " s" + std::to_string(c.stride) + " g" +

@@ -190,7 +190,7 @@ LayerWork LayerKernelWork(const LayerShape& l, int64_t batch, int elem_size) {
   for (size_t i = 0; i < l.kernel.size(); ++i) patchify = patchify && l.kernel[i] > 1 && l.stride[i] == l.kernel[i];
   if (l.channels_last) w.work["variant"] = "nhwc";
   else if (l.groups > 1) w.work["variant"] = "grouped";
-  else if (kernel == 1) w.work["variant"] = "pointwise";
+  else if (kernel == 1) w.work["variant"] = Product(out) > 1 && Product(out) % 2 == 1 ? "pointwise_odd" : "pointwise";
   else if (patchify) w.work["variant"] = "patchify";
   return w;
 }

@@ -110,6 +110,20 @@ std::string RowName(const char* list, size_t i, const json& row) {
   return name;
 }
 
+// Whether a 1x1 convolution row runs over an odd number of positions per image (more than
+// one): its m (images x positions) over the images its label names ("conv n8 ...",
+// "layer conv n8 ..."). False when the label names no image count.
+bool OddPositions(const KernelMeasurement& k) {
+  const size_t at = k.label.find("conv n");
+  if (at == std::string::npos || k.work.m <= 0) return false;
+  int64_t images = 0;
+  for (size_t i = at + 6; i < k.label.size() && k.label[i] >= '0' && k.label[i] <= '9'; ++i)
+    images = images * 10 + (k.label[i] - '0');
+  if (images <= 0 || images > k.work.m || k.work.m % images != 0) return false;
+  const int64_t positions = k.work.m / images;
+  return positions > 1 && positions % 2 == 1;
+}
+
 Status ReadKernelRow(const json& row, const std::string& where, KernelMeasurement* k) {
   if (!row.is_object()) return InvalidInput(where + ": expected an object");
   std::string cls, dtype;
@@ -157,6 +171,10 @@ Status ReadKernelRow(const json& row, const std::string& where, KernelMeasuremen
     // their label only ("conv n8 64->256 56px k1 s1 g1").
     k->work.variant = KernelVariant::kPointwise;
   }
+  // Benches before 2026-11-27 wrote 1x1 convolutions over odd positions per image (ResNet's
+  // 7x7 stage) as pointwise; the lowering prices them as their own variant.
+  if (k->work.variant == KernelVariant::kPointwise && OddPositions(*k))
+    k->work.variant = KernelVariant::kPointwiseOdd;
   if (!(s = ReadInt(row, "kernels_per_call", where, false, 1, &k->kernels_per_call)).ok())
     return s;
   return ReadSpread(row, "kernel_us", where, &k->kernel_us);

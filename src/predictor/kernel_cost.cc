@@ -43,6 +43,21 @@ double Log2Pos(double v) { return std::log2(std::max(v, 1.0)); }
 
 bool Shaped(int64_t m, int64_t n, int64_t k) { return m > 0 && n > 0 && k > 0; }
 
+// The variants whose anchors may price a kernel of variant `v`, in order: its own; then the
+// variant it is a case of (pointwise_odd: pointwise), for profiles measured before it had
+// rows of its own; then the plain class.
+struct AnchorVariants {
+  explicit AnchorVariants(KernelVariant v) {
+    list[n++] = v;
+    if (v == KernelVariant::kPointwiseOdd) list[n++] = KernelVariant::kPointwise;
+    if (v != KernelVariant::kPlain) list[n++] = KernelVariant::kPlain;
+  }
+  const KernelVariant* begin() const { return list; }
+  const KernelVariant* end() const { return list + n; }
+  KernelVariant list[3] = {};
+  int n = 0;
+};
+
 }  // namespace
 
 namespace {
@@ -73,7 +88,7 @@ struct AnchorQuery {
 
 int AnchorKernels(const KernelWork& k, const KernelParams& p) {
   const AnchorQuery q(k);
-  for (KernelVariant v : {k.variant, KernelVariant::kPlain}) {
+  for (KernelVariant v : AnchorVariants(k.variant)) {
     double best = -1, kernels = 1;
     bool any_of_variant = false;
     for (const KernelAnchor& a : p.anchors) {
@@ -100,16 +115,20 @@ int AnchorKernels(const KernelWork& k, const KernelParams& p) {
 AnchorReach ReachOf(const KernelWork& k, const KernelParams& p) {
   if (p.anchors.empty()) return AnchorReach::kNoAnchors;
   const AnchorQuery q(k);
-  bool any_of_variant = false;
-  double best = -1;
-  for (const KernelAnchor& a : p.anchors) {
-    if (a.variant != k.variant) continue;
-    any_of_variant = true;
-    const double d2 = q.Dist2(a);
-    if (d2 >= 0 && (best < 0 || d2 < best)) best = d2;
+  for (KernelVariant v : AnchorVariants(k.variant)) {
+    if (v == KernelVariant::kPlain && k.variant != KernelVariant::kPlain) break;
+    bool any_of_variant = false;
+    double best = -1;
+    for (const KernelAnchor& a : p.anchors) {
+      if (a.variant != v) continue;
+      any_of_variant = true;
+      const double d2 = q.Dist2(a);
+      if (d2 >= 0 && (best < 0 || d2 < best)) best = d2;
+    }
+    if (!any_of_variant) continue;
+    return best >= 0 && std::sqrt(best) <= kReach ? AnchorReach::kNear : AnchorReach::kFar;
   }
-  if (!any_of_variant) return k.variant == KernelVariant::kPlain ? AnchorReach::kFar : AnchorReach::kVariantUnmeasured;
-  return best >= 0 && std::sqrt(best) <= kReach ? AnchorReach::kNear : AnchorReach::kFar;
+  return k.variant == KernelVariant::kPlain ? AnchorReach::kFar : AnchorReach::kVariantUnmeasured;
 }
 
 bool VariantBelongsTo(KernelVariant v, KernelClass c) {
@@ -119,6 +138,7 @@ bool VariantBelongsTo(KernelVariant v, KernelClass c) {
     case KernelVariant::kGemmNNBias: return c == KernelClass::kGemm;
     case KernelVariant::kBroadcast: return c == KernelClass::kElementwise;
     case KernelVariant::kPointwise:
+    case KernelVariant::kPointwiseOdd:
     case KernelVariant::kGrouped:
     case KernelVariant::kPatchify: return c == KernelClass::kConv;
     case KernelVariant::kLargeKernel: return c == KernelClass::kDepthwise;
@@ -139,7 +159,7 @@ bool LibraryChoosesKernels(KernelClass c) {
 double AnchorFactor(const KernelWork& k, const KernelParams& p) {
   if (p.anchors.empty()) return 1.0;
   const AnchorQuery q(k);
-  for (KernelVariant v : {k.variant, KernelVariant::kPlain}) {
+  for (KernelVariant v : AnchorVariants(k.variant)) {
     double best = -1;
     bool any_of_variant = false;
     for (const KernelAnchor& a : p.anchors) {
@@ -229,6 +249,7 @@ const char* KernelVariantName(KernelVariant v) {
     case KernelVariant::kNhwc: return "nhwc";
     case KernelVariant::kLayerNorm: return "layer_norm";
     case KernelVariant::kPermute: return "permute";
+    case KernelVariant::kPointwiseOdd: return "pointwise_odd";
   }
   return "";
 }

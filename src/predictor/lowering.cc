@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -1664,7 +1665,10 @@ class Walker {
     } else if (groups > 1) {
       kw->variant = KernelVariant::kGrouped;
     } else if (kernel == 1) {
-      kw->variant = KernelVariant::kPointwise;
+      // Odd positions per image (7x7, 17x17, 35x35) in NCHW leave the GEMM's rows aligned to
+      // one element, and the library runs other kernels for it (channels-last rows are not).
+      const bool odd = !inductor_channels_last_ && spatial > 1 && std::fmod(spatial, 2.0) == 1.0;
+      kw->variant = odd ? KernelVariant::kPointwiseOdd : KernelVariant::kPointwise;
     } else if (IsPatchify(op, *w)) {
       kw->variant = KernelVariant::kPatchify;
     }

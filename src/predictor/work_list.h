@@ -47,14 +47,19 @@ enum class KernelVariant : uint8_t {
                 // m = the contiguous runs it moves, n = elements per run (k = 1): a head
                 // split's runs are its head dim, a transpose's are single elements. Without
                 // permute anchors it is priced as the class's plain copy, by bytes
+  kPointwiseOdd, // 1x1 convolution over an odd number of positions per image (7x7, 17x17,
+                 // 35x35) in NCHW: the GEMM's rows are aligned to one element, so the
+                 // library runs other kernels (CUPTI, H200: cutlass align1 GEMMs, far slower
+                 // per FLOP than the aligned ones). Without anchors of its own it is priced
+                 // as the pointwise variant
 };
-constexpr int kNumKernelVariants = 14;
+constexpr int kNumKernelVariants = 15;
 // "", "nn", "nn_bias", "broadcast", "pointwise", "batch_norm", "contiguous", "grouped",
-// "patchify", "large_kernel", "pool", "nhwc", "layer_norm", "permute"
+// "patchify", "large_kernel", "pool", "nhwc", "layer_norm", "permute", "pointwise_odd"
 const char* KernelVariantName(KernelVariant v);
 std::optional<KernelVariant> ParseKernelVariant(const std::string& name);
 // Whether `v` is a variant of class `c` (nn and nn_bias of gemm, broadcast of elementwise,
-// pointwise, grouped and patchify of conv, large_kernel of depthwise, nhwc of both, batch_norm
+// pointwise, pointwise_odd, grouped and patchify of conv, large_kernel of depthwise, nhwc of both, batch_norm
 // and layer_norm of norm, pool of reduction, contiguous and permute of copy; plain of every
 // class).
 bool VariantBelongsTo(KernelVariant v, KernelClass c);

@@ -134,7 +134,7 @@ TEST(LayerShapesTest, ShippedLayersAreTheLoweringsWork) {
     }
   }
   // The kinds the plain grids missed are all there.
-  for (const char* v : {"conv/grouped", "conv/patchify", "conv/pointwise", "conv/", "depthwise/",
+  for (const char* v : {"conv/grouped", "conv/patchify", "conv/pointwise", "conv/pointwise_odd", "conv/", "depthwise/",
                         "depthwise/large_kernel", "depthwise/nhwc", "conv/nhwc", "reduction/pool",
                         "norm/layer_norm"})
     EXPECT_GT(variants[v], 0) << v;

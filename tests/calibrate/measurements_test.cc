@@ -269,6 +269,31 @@ TEST(MeasurementsTest, LegacyK1ConvLabelsReadAsPointwise) {
   EXPECT_EQ(m->kernels[0].work.variant, KernelVariant::kPointwise);
 }
 
+// Benches before the pointwise_odd variant wrote 1x1 convolutions over odd positions per
+// image as pointwise: read back, they are the odd variant, found from m over the images the
+// label names. Even positions, one position, and rows whose label names no images stay.
+TEST(MeasurementsTest, OddPositionPointwiseRowsOfOlderBenchesReadAsTheirOwnVariant) {
+  auto variant_of = [](const std::string& label, int64_t m, const char* variant) {
+    json r = KernelRow("conv", label, variant);
+    r["m"] = m;
+    r["n"] = 512;
+    r["k"] = 2048;
+    Expected<Measurements> read = WithKernel(r);
+    EXPECT_TRUE(read.ok()) << read.status().message();
+    return read.ok() ? read->kernels[0].work.variant : KernelVariant::kPlain;
+  };
+  EXPECT_EQ(variant_of("conv n8 2048->512 7px k1 s1 g1", 8 * 49, "pointwise"), KernelVariant::kPointwiseOdd);
+  EXPECT_EQ(variant_of("layer conv n64 2048->512 7x7 k1x1 s1x1 p0x0 g1", 64 * 49, "pointwise"),
+            KernelVariant::kPointwiseOdd);
+  EXPECT_EQ(variant_of("conv n8 2048->512 7px k1 s1 g1", 8 * 49, nullptr), KernelVariant::kPointwiseOdd);
+  EXPECT_EQ(variant_of("layer conv n8 1024->256 14x14 k1x1 s1x1 p0x0 g1", 8 * 196, "pointwise"),
+            KernelVariant::kPointwise);
+  EXPECT_EQ(variant_of("layer conv n8 1248->52 1x1 k1x1 s1x1 p0x0 g1", 8, "pointwise"), KernelVariant::kPointwise);
+  EXPECT_EQ(variant_of("pointwise 49 positions", 49, "pointwise"), KernelVariant::kPointwise);
+  EXPECT_EQ(variant_of("layer conv n8 2048->512 7x7 k1x1 s1x1 p0x0 g1", 8 * 49, "pointwise_odd"),
+            KernelVariant::kPointwiseOdd);
+}
+
 TEST(MeasurementsTest, KnownVariantsAreRead) {
   // Each variant on the class it belongs to; "plain" and "" on any class.
   const std::tuple<const char*, const char*, KernelVariant> cases[] = {
@@ -276,6 +301,7 @@ TEST(MeasurementsTest, KnownVariantsAreRead) {
       {"gemm", "nn_bias", KernelVariant::kGemmNNBias},
       {"elementwise", "broadcast", KernelVariant::kBroadcast},
       {"conv", "pointwise", KernelVariant::kPointwise},
+      {"conv", "pointwise_odd", KernelVariant::kPointwiseOdd},
       {"gemm", "plain", KernelVariant::kPlain},
       {"norm", "", KernelVariant::kPlain}};
   for (const auto& [cls, name, variant] : cases) {

@@ -307,6 +307,30 @@ TEST(LoweringTest, KernelVariantsFollowTheOp) {
   EXPECT_EQ(w->kernels[3].variant, KernelVariant::kPlain);      // same shapes
 }
 
+// A 1x1 convolution over an odd number of positions per image (Inception's 35x35 and 17x17,
+// ResNet's 7x7) is its own variant; an even number (14x14, 28x28) and a single position (a
+// squeeze-excitation block's) stay pointwise, and channels-last under torch.compile has no
+// such alignment.
+TEST(LoweringTest, OddPositionsMakeAPointwiseConvolutionItsOwnVariant) {
+  auto variant_at = [](int64_t hw, Framework f) {
+    Graph g;
+    g.tensors["x"] = T("x", {8, 192, hw, hw});
+    g.tensors["w"] = T("w", {64, 192, 1, 1}, DType::kFloat32, true);
+    g.tensors["y"] = T("y", {8, 64, hw, hw});
+    g.ops.push_back(MakeOp("aten", "conv2d", {"x", "w"}, {"y"}));
+    Expected<WorkList> w = Lower(g, {f, DType::kFloat16});
+    EXPECT_TRUE(w.ok()) << w.status().message();
+    return w.ok() && !w->kernels.empty() ? w->kernels[0].variant : KernelVariant::kPlain;
+  };
+  EXPECT_EQ(variant_at(35, Framework::kCudaGraph), KernelVariant::kPointwiseOdd);
+  EXPECT_EQ(variant_at(17, Framework::kPytorchEager), KernelVariant::kPointwiseOdd);
+  EXPECT_EQ(variant_at(7, Framework::kTorchscript), KernelVariant::kPointwiseOdd);
+  EXPECT_EQ(variant_at(14, Framework::kCudaGraph), KernelVariant::kPointwise);
+  EXPECT_EQ(variant_at(28, Framework::kCudaGraph), KernelVariant::kPointwise);
+  EXPECT_EQ(variant_at(1, Framework::kCudaGraph), KernelVariant::kPointwise);
+  EXPECT_EQ(variant_at(35, Framework::kTorchCompile), KernelVariant::kPointwise);
+}
+
 TEST(LoweringTest, HalfPrecisionBatchNormIsThreeKernelsFloatIsOne) {
   Graph g;
   g.tensors["x"] = T("x", {8, 64, 56, 56});
