@@ -556,6 +556,20 @@ class Bench {
         Fail("broadcast add " + std::to_string(n), e.what());
       }
     }
+    // A transposed operand added to a contiguous one (Whisper's residual stream, transposed
+    // since its convolution): the strided elementwise kernel reads one of them uncoalesced.
+    for (int64_t n : Sizes()) {
+      const int64_t cols = 512, rows = std::max<int64_t>(2, n / cols);
+      try {
+        at::Tensor a = at::randn({rows, cols}, Opts(d)), b = at::randn({cols, rows}, Opts(d)).t();
+        KernelRow("elementwise", d, "strided add " + std::to_string(rows) + "x512",
+                  {{"flops", double(rows * cols)}, {"bytes", 3.0 * double(rows * cols) * es},
+                   {"variant", "strided"}},
+                  [&] { at::add(a, b); });
+      } catch (const std::exception& e) {
+        Fail("strided add " + std::to_string(n), e.what());
+      }
+    }
   }
 
   void Reductions(const std::string& d) {

@@ -44,12 +44,13 @@ double Log2Pos(double v) { return std::log2(std::max(v, 1.0)); }
 bool Shaped(int64_t m, int64_t n, int64_t k) { return m > 0 && n > 0 && k > 0; }
 
 // The variants whose anchors may price a kernel of variant `v`, in order: its own; then the
-// variant it is a case of (pointwise_odd: pointwise), for profiles measured before it had
-// rows of its own; then the plain class.
+// variant it is a case of (pointwise_odd: pointwise; strided: broadcast), for profiles
+// measured before it had rows of its own; then the plain class.
 struct AnchorVariants {
   explicit AnchorVariants(KernelVariant v) {
     list[n++] = v;
     if (v == KernelVariant::kPointwiseOdd) list[n++] = KernelVariant::kPointwise;
+    if (v == KernelVariant::kStrided) list[n++] = KernelVariant::kBroadcast;
     if (v != KernelVariant::kPlain) list[n++] = KernelVariant::kPlain;
   }
   const KernelVariant* begin() const { return list; }
@@ -136,7 +137,8 @@ bool VariantBelongsTo(KernelVariant v, KernelClass c) {
     case KernelVariant::kPlain: return true;
     case KernelVariant::kGemmNN:
     case KernelVariant::kGemmNNBias: return c == KernelClass::kGemm;
-    case KernelVariant::kBroadcast: return c == KernelClass::kElementwise;
+    case KernelVariant::kBroadcast:
+    case KernelVariant::kStrided: return c == KernelClass::kElementwise;
     case KernelVariant::kPointwise:
     case KernelVariant::kPointwiseOdd:
     case KernelVariant::kGrouped:
@@ -250,6 +252,7 @@ const char* KernelVariantName(KernelVariant v) {
     case KernelVariant::kLayerNorm: return "layer_norm";
     case KernelVariant::kPermute: return "permute";
     case KernelVariant::kPointwiseOdd: return "pointwise_odd";
+    case KernelVariant::kStrided: return "strided";
   }
   return "";
 }

@@ -1739,12 +1739,13 @@ class Walker {
         if (e > 1 && e < n) kw->variant = KernelVariant::kBroadcast;
       }
       // So do full-size operands of different layouts (a permuted tensor and a contiguous
-      // one: Whisper's residual adds, KeepPermutedLayout).
+      // one: Whisper's residual adds, KeepPermutedLayout), which run slower still: one of
+      // them is read uncoalesced (the strided variant).
       if (kw->variant == KernelVariant::kPlain && IsAten(op.domain) && !IsTorchCompile(opt_.framework)) {
         bool permuted = false, other = false;
         for (const std::string& in : op.inputs)
           if (n > 1 && Numel(in) == n) (Permuted(in) ? permuted : other) = true;
-        if (permuted && other) kw->variant = KernelVariant::kBroadcast;
+        if (permuted && other) kw->variant = KernelVariant::kStrided;
       }
     }
   }

@@ -52,14 +52,20 @@ enum class KernelVariant : uint8_t {
                  // library runs other kernels (CUPTI, H200: cutlass align1 GEMMs, far slower
                  // per FLOP than the aligned ones). Without anchors of its own it is priced
                  // as the pointwise variant
+  kStrided,      // elementwise over full-size operands of different layouts (a transposed one
+                 // and a contiguous one: Whisper's residual adds): ATen's strided kernel
+                 // reads one of them uncoalesced, slower per byte than a broadcast row.
+                 // Without anchors of its own it is priced as the broadcast variant
 };
-constexpr int kNumKernelVariants = 15;
+constexpr int kNumKernelVariants = 16;
 // "", "nn", "nn_bias", "broadcast", "pointwise", "batch_norm", "contiguous", "grouped",
-// "patchify", "large_kernel", "pool", "nhwc", "layer_norm", "permute", "pointwise_odd"
+// "patchify", "large_kernel", "pool", "nhwc", "layer_norm", "permute", "pointwise_odd",
+// "strided"
 const char* KernelVariantName(KernelVariant v);
 std::optional<KernelVariant> ParseKernelVariant(const std::string& name);
-// Whether `v` is a variant of class `c` (nn and nn_bias of gemm, broadcast of elementwise,
-// pointwise, pointwise_odd, grouped and patchify of conv, large_kernel of depthwise, nhwc of both, batch_norm
+// Whether `v` is a variant of class `c` (nn and nn_bias of gemm, broadcast and strided of
+// elementwise, pointwise, pointwise_odd, grouped and patchify of conv, large_kernel of
+// depthwise, nhwc of both, batch_norm
 // and layer_norm of norm, pool of reduction, contiguous and permute of copy; plain of every
 // class).
 bool VariantBelongsTo(KernelVariant v, KernelClass c);

@@ -302,6 +302,7 @@ TEST(MeasurementsTest, KnownVariantsAreRead) {
       {"elementwise", "broadcast", KernelVariant::kBroadcast},
       {"conv", "pointwise", KernelVariant::kPointwise},
       {"conv", "pointwise_odd", KernelVariant::kPointwiseOdd},
+      {"elementwise", "strided", KernelVariant::kStrided},
       {"gemm", "plain", KernelVariant::kPlain},
       {"norm", "", KernelVariant::kPlain}};
   for (const auto& [cls, name, variant] : cases) {

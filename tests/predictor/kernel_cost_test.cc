@@ -109,6 +109,39 @@ TEST(KernelCostTest, AnOddPointwiseConvolutionFallsBackToThePointwiseAnchors) {
   EXPECT_NEAR(AnchorFactor(plain, p), 2.0, 1e-9);
 }
 
+// A strided add (a transposed operand and a contiguous one) is priced by its own anchors,
+// else by the broadcast ones: both are ATen's unvectorized kernel.
+TEST(KernelCostTest, AStridedAddFallsBackToTheBroadcastAnchors) {
+  KernelParams p;
+  p.floor_us = Param::Of(2);
+  p.bandwidth_gbps = Param::Of(3000);
+  auto add = [](KernelVariant v) {
+    KernelWork w;
+    w.cls = KernelClass::kElementwise;
+    w.variant = v;
+    w.bytes = 3.7e7;
+    return w;
+  };
+  KernelAnchor b;
+  b.variant = KernelVariant::kBroadcast;
+  b.bytes = 3.7e7;
+  b.us = 1.5 * ModelTimeUs(add(KernelVariant::kBroadcast), p, kSms);
+  GpuParams g;
+  g.num_sms = kSms;
+  g.kernels["elementwise/fp16"] = p;
+  g.kernels["elementwise/fp16"].anchors = {b};
+  PrepareAnchors(&g);
+  EXPECT_NEAR(AnchorFactor(add(KernelVariant::kStrided), g.kernels["elementwise/fp16"]), 1.5, 1e-9);
+  KernelAnchor s = b;
+  s.variant = KernelVariant::kStrided;
+  s.us = 2.5 * ModelTimeUs(add(KernelVariant::kStrided), p, kSms);
+  g.kernels["elementwise/fp16"].anchors = {b, s};
+  PrepareAnchors(&g);
+  EXPECT_NEAR(AnchorFactor(add(KernelVariant::kStrided), g.kernels["elementwise/fp16"]), 2.5, 1e-9);
+  EXPECT_NEAR(AnchorFactor(add(KernelVariant::kBroadcast), g.kernels["elementwise/fp16"]), 1.5, 1e-9);
+  EXPECT_NEAR(AnchorFactor(add(KernelVariant::kPlain), g.kernels["elementwise/fp16"]), 1.0, 1e-9);
+}
+
 TEST(KernelCostTest, MemoryBoundAnchorsAreLocatedByBytes) {
   KernelParams p;
   p.floor_us = Param::Of(2);

@@ -1670,7 +1670,7 @@ TEST(LoweringTest, APermutedResidualStreamKeepsItsLayout) {
   g.ops.push_back(t);
   g.ops.push_back(MakeOp("aten", "add", {"t", "pos"}, {"h"}));   // 1: broadcast, keeps the layout
   g.ops.push_back(MakeOp("aten", "layer_norm", {"h"}, {"n"}));   // 2: copy, then the norm
-  g.ops.push_back(MakeOp("aten", "add", {"h", "n"}, {"r"}));     // 3: mixed layouts
+  g.ops.push_back(MakeOp("aten", "add", {"h", "n"}, {"r"}));     // 3: mixed layouts, strided
   g.ops.push_back(MakeOp("aten", "add", {"r", "h"}, {"r2"}));    // 4: both permuted
   g.inputs = {"x"};
   g.outputs = {"r2"};
@@ -1687,7 +1687,7 @@ TEST(LoweringTest, APermutedResidualStreamKeepsItsLayout) {
     EXPECT_DOUBLE_EQ(of[2][0]->bytes, 2.0 * 2 * 1500 * 512 * 2);
     EXPECT_EQ(of[2][1]->cls, KernelClass::kNorm);
     ASSERT_EQ(of[3].size(), 1u);
-    EXPECT_EQ(of[3][0]->variant, KernelVariant::kBroadcast);
+    EXPECT_EQ(of[3][0]->variant, KernelVariant::kStrided);
     ASSERT_EQ(of[4].size(), 1u);
     EXPECT_EQ(of[4][0]->variant, KernelVariant::kPlain);
   }
