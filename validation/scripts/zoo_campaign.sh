@@ -13,7 +13,9 @@
 # Results in $OUT (or ./out): bench.measurements.json, torchscript-cudagraph.json, eager.json,
 # export.json (which models traced, and why the others did not), campaign.log, and models.tar
 # (the traces, weights zeroed, for predicting from the trace on any machine).
-# Env: PRECISIONS (fp16,fp32), BATCHES (1,4,16,64,128), BUDGET_S (0.25), ROUNDS (1), BENCH
+# Env: PRECISIONS (fp16,fp32), BATCHES (1,4,16,64,128), BUDGET_S (0.25), ROUNDS (1: the Python
+# eager stage's rounds), TS_ROUNDS (3: the TorchScript stage visits every point this many times
+# in shuffled order, so that a slow stretch of the host reaches every point alike), BENCH
 # (full|quick|none, default full), STAGES (ts,eager: which of the two to run), TS_FRAMEWORKS
 # (torchscript,cuda-graph: what `ftax validate` runs from the trace; CUDA graphs captured from
 # the eager module are always measured), DEADLINE_S (520): seconds the whole campaign may take;
@@ -76,7 +78,7 @@ if "$ftax" --version >/dev/null 2>&1; then
   if [[ $stages == *,ts,* ]]; then
     if [[ $stages == ",ts," ]]; then share=$(( $(left) - 15 )); else share=$(( $(left) / 2 )); fi
     timeout -k 10 "$share" env OUT="$out" SKIP_EXPORT=1 WORKER_TIMEOUT_S="${WORKER_TIMEOUT_S:-90}" \
-      validation/scripts/gpu_campaign.sh ts || log "ts stage ended with $?"
+      ROUNDS="${TS_ROUNDS:-3}" validation/scripts/gpu_campaign.sh ts || log "ts stage ended with $?"
   fi
 else
   log "no ftax binary: no bench and no TorchScript stage"
