@@ -44,6 +44,7 @@ const Rule kRules[] = {
     {"index_select", KernelClass::kGather},
     {"embedding", KernelClass::kGather},
     {"gather", KernelClass::kGather},
+    {"roll_cuda", KernelClass::kElementwise},  // torch.roll (lowering.cc prices it so)
     {"cat", KernelClass::kCopy},
     {"copy", KernelClass::kCopy},
     {"elementwise", KernelClass::kElementwise},

@@ -1780,11 +1780,16 @@ class Walker {
       const Shape* b = ShapeOf(op.outputs[0]);
       if (a && b && *a == *b) kw->variant = KernelVariant::kContiguous;
     }
-    // torch.roll's kernel (roll_cuda_kernel, one a dim) moves whole rows of a contiguous
-    // tensor: element-wise speed, not the strided transpose the copy class measures. CUPTI,
-    // H200, Swin-S fp16 batch 8: 44 roll kernels, 202 us (4.6 us each over 9.6 MB).
-    if (Eq(op.type, "roll") && IsAten(op.domain) && !op.inputs.empty() && !InSet(strided_, op.inputs[0]))
-      kw->variant = KernelVariant::kContiguous;
+    // torch.roll's kernel (roll_cuda_kernel, one a dim) finds each output's source by index
+    // arithmetic over the rolled dim, unvectorized: not the strided transpose the copy class
+    // measures, nor element-wise speed, but the strided element-wise variant's (by the
+    // broadcast rows where a bench has none). CUPTI, H200, Swin-T fp16 batch 8 (a calibration
+    // model, host run ay): 20 roll kernels of 2.4 to 9.6 MB, 5.64 us each, where element-wise
+    // speed gives about 2.
+    if (Eq(op.type, "roll") && IsAten(op.domain) && !op.inputs.empty() && !InSet(strided_, op.inputs[0])) {
+      kw->cls = KernelClass::kElementwise;
+      kw->variant = KernelVariant::kStrided;
+    }
     // Concatenating contiguous tensors copies whole blocks (ATen's vectorized
     // CatArrayBatchedCopy): elementwise speed, not the strided transpose the copy class
     // measures. With a transposed or sliced input ATen runs its strided kernel, which the

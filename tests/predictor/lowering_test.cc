@@ -1248,7 +1248,7 @@ TEST(LoweringTest, TorchCompileCopiesAChannelsLastConvolutionsWeightAndInputEver
 // A trace turns Python's int arithmetic on sizes into aten ops on 0-d CPU tensors (Swin's
 // window padding): no GPU kernel, no op at all for code that runs in Python, a CPU dispatch
 // for the TorchScript interpreter. What they compute can still scale a GPU tensor, which is a
-// kernel. torch.roll over two dims is two kernels, each a contiguous copy.
+// kernel. torch.roll over two dims is two kernels, each a strided element-wise pass.
 TEST(LoweringTest, HostScalarArithmeticLaunchesNoKernel) {
   Graph g;
   TensorInfo h = T("h", {});
@@ -1282,9 +1282,9 @@ TEST(LoweringTest, HostScalarArithmeticLaunchesNoKernel) {
     EXPECT_EQ(w->kernels[1].op_index, 3);
     EXPECT_EQ(w->kernels[2].op_index, 3);
     EXPECT_DOUBLE_EQ(w->kernels[2].bytes, 2.0 * 56 * 56 * 96 * 2);
-    // A roll pass moves whole rows of a contiguous tensor, at element-wise speed.
-    EXPECT_EQ(w->kernels[1].cls, KernelClass::kCopy);
-    EXPECT_EQ(w->kernels[1].variant, KernelVariant::kContiguous);
+    // A roll pass finds each source by index arithmetic: the strided element-wise kernel.
+    EXPECT_EQ(w->kernels[1].cls, KernelClass::kElementwise);
+    EXPECT_EQ(w->kernels[1].variant, KernelVariant::kStrided);
     // Python's ints are no op; the interpreter dispatches the two scalar ops on the CPU.
     EXPECT_EQ(w->dispatches.size(), f == Framework::kTorchscript ? 4u : 2u);
   }
