@@ -171,8 +171,9 @@ Status ReadKernelRow(const json& row, const std::string& where, KernelMeasuremen
     // their label only ("conv n8 64->256 56px k1 s1 g1").
     k->work.variant = KernelVariant::kPointwise;
   }
-  // Benches before 2026-11-27 wrote 1x1 convolutions over odd positions per image (ResNet's
-  // 7x7 stage) as pointwise; the lowering prices them as their own variant.
+  // Benches made before the pointwise_odd variant (host run bm's and earlier) wrote 1x1
+  // convolutions over odd positions per image (ResNet's 7x7 stage) as pointwise; the
+  // lowering prices them as their own variant.
   if (k->work.variant == KernelVariant::kPointwise && OddPositions(*k))
     k->work.variant = KernelVariant::kPointwiseOdd;
   if (!(s = ReadInt(row, "kernels_per_call", where, false, 1, &k->kernels_per_call)).ok())
