@@ -50,8 +50,9 @@ bool LibraryChoosesKernels(KernelClass c);
 
 // Whether `k` lies among what the profile measured for its class: near a measured point of its
 // own variant (within the one octave an anchor reaches), beyond every one of them (the fitted
-// curve prices it), or of a variant with no measured points (the plain ones price it). A class
-// without anchors is kNoAnchors.
+// curve prices it), or of a variant with no measured points (the plain ones price it). A
+// variant priced by the one it is a case of (pointwise_odd by pointwise, strided by broadcast)
+// is placed among that one's points. A class without anchors is kNoAnchors.
 enum class AnchorReach : uint8_t { kNear, kFar, kVariantUnmeasured, kNoAnchors };
 AnchorReach ReachOf(const KernelWork& k, const KernelParams& p);
 

@@ -19,7 +19,8 @@ namespace ftax {
 
 // A kernel's flavor where one class runs different kernels for the same work: the host
 // profile keeps measured points per variant (host_profile.h, anchors), and a variant without
-// points of its own is priced as the plain class.
+// points of its own is priced as the plain class (pointwise_odd as pointwise, strided as
+// broadcast, where the profile has those).
 enum class KernelVariant : uint8_t {
   kPlain,      // the class as its microbenchmark runs it (GEMM: x @ W^T + b, as nn.Linear)
   kGemmNN,     // GEMM with the weight stored [k, n] (x @ W: torch.mm, TorchScript's addmm)
