@@ -289,8 +289,10 @@ def layer_work(label, elem_size):
         w["variant"] = "nhwc"
     elif groups > 1:
         w["variant"] = "grouped"
+    elif ka == 1 and prod(out) > 1 and prod(out) % 2 == 1:
+        w.update({"m": prod(out), "batch": n, "variant": "pointwise_odd"})  # one GEMM per image
     elif ka == 1:
-        w["variant"] = "pointwise_odd" if prod(out) > 1 and prod(out) % 2 == 1 else "pointwise"
+        w["variant"] = "pointwise"
     elif ka > 1 and cin_g <= 4 and kernel == stride and min(kernel) > 1:
         w["variant"] = "patchify"
     return "conv", w

@@ -416,6 +416,8 @@ class Bench {
         if (!dw) work.update({{"m", m}, {"n", n}, {"k", k}, {"batch", c.groups}});
         else work.update({{"m", 0}, {"n", 0}, {"k", 0}, {"batch", 1}});
         if (!dw && c.k == 1) work["variant"] = ho * ho > 1 && ho % 2 == 1 ? "pointwise_odd" : "pointwise";
+        // An odd-position 1x1 convolution is one GEMM per image (lowering.cc).
+        if (!dw && c.k == 1 && ho * ho > 1 && ho % 2 == 1) work.update({{"m", ho * ho}, {"batch", nb}});
         std::string label = "conv n" + std::to_string(nb) + " " + std::to_string(c.cin) + "->" +
                             std::to_string(c.cout) + " " + std::to_string(c.hw) + "px k" +
                             std::to_string(c.k) + " s" + std::to_string(c.stride) + " g" +

@@ -185,12 +185,17 @@ LayerWork LayerKernelWork(const LayerShape& l, int64_t batch, int elem_size) {
       w.work.update({{"m", 0}, {"n", 0}, {"k", 0}, {"batch", 1}});
     return w;
   }
-  w.work.update({{"m", m}, {"n", n}, {"k", k}, {"batch", l.groups}});
+  const bool odd_pointwise = !l.channels_last && l.groups == 1 && kernel == 1 && Product(out) > 1 &&
+                             Product(out) % 2 == 1;
+  if (odd_pointwise)  // one GEMM per image (lowering.cc): m = positions, batch = images
+    w.work.update({{"m", Product(out)}, {"n", n}, {"k", k}, {"batch", batch}});
+  else
+    w.work.update({{"m", m}, {"n", n}, {"k", k}, {"batch", l.groups}});
   bool patchify = kernel > 1 && cin_g <= 4;  // an image cut into patches (lowering.cc)
   for (size_t i = 0; i < l.kernel.size(); ++i) patchify = patchify && l.kernel[i] > 1 && l.stride[i] == l.kernel[i];
   if (l.channels_last) w.work["variant"] = "nhwc";
   else if (l.groups > 1) w.work["variant"] = "grouped";
-  else if (kernel == 1) w.work["variant"] = Product(out) > 1 && Product(out) % 2 == 1 ? "pointwise_odd" : "pointwise";
+  else if (kernel == 1) w.work["variant"] = odd_pointwise ? "pointwise_odd" : "pointwise";
   else if (patchify) w.work["variant"] = "patchify";
   return w;
 }

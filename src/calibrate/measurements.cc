@@ -113,13 +113,23 @@ std::string RowName(const char* list, size_t i, const json& row) {
 // Whether a 1x1 convolution row runs over an odd number of positions per image (more than
 // one): its m (images x positions) over the images its label names ("conv n8 ...",
 // "layer conv n8 ..."). False when the label names no image count.
-bool OddPositions(const KernelMeasurement& k) {
+// Images of a convolution row, from its label ("conv n8 ..." or "layer conv n8 ..."); 0 when
+// the label names none.
+int64_t LabelImages(const KernelMeasurement& k) {
   const size_t at = k.label.find("conv n");
-  if (at == std::string::npos || k.work.m <= 0) return false;
+  if (at == std::string::npos) return 0;
   int64_t images = 0;
   for (size_t i = at + 6; i < k.label.size() && k.label[i] >= '0' && k.label[i] <= '9'; ++i)
     images = images * 10 + (k.label[i] - '0');
-  if (images <= 0 || images > k.work.m || k.work.m % images != 0) return false;
+  return images;
+}
+
+// Whether a 1x1 convolution row shaped as one GEMM over all images (m = images x positions,
+// batch 1) has an odd number (> 1) of positions per image.
+bool OddPositions(const KernelMeasurement& k) {
+  const int64_t images = LabelImages(k);
+  if (images <= 0 || k.work.m <= 0 || k.work.batch != 1 || images > k.work.m || k.work.m % images != 0)
+    return false;
   const int64_t positions = k.work.m / images;
   return positions > 1 && positions % 2 == 1;
 }
@@ -176,6 +186,14 @@ Status ReadKernelRow(const json& row, const std::string& where, KernelMeasuremen
   // lowering prices them as their own variant.
   if (k->work.variant == KernelVariant::kPointwise && OddPositions(*k))
     k->work.variant = KernelVariant::kPointwiseOdd;
+  // The lowering shapes a pointwise_odd kernel as one GEMM per image (m = positions, batch =
+  // images); benches before 2026-11-28 wrote it as one GEMM over all images (m = images x
+  // positions, batch 1).
+  if (k->work.variant == KernelVariant::kPointwiseOdd && OddPositions(*k)) {
+    const int64_t images = LabelImages(*k);
+    k->work.m /= images;
+    k->work.batch = images;
+  }
   if (!(s = ReadInt(row, "kernels_per_call", where, false, 1, &k->kernels_per_call)).ok())
     return s;
   return ReadSpread(row, "kernel_us", where, &k->kernel_us);

@@ -1669,6 +1669,15 @@ class Walker {
       // one element, and the library runs other kernels for it (channels-last rows are not).
       const bool odd = !inductor_channels_last_ && spatial > 1 && std::fmod(spatial, 2.0) == 1.0;
       kw->variant = odd ? KernelVariant::kPointwiseOdd : KernelVariant::kPointwise;
+      if (odd) {
+        // The library runs it as one GEMM per image (its rows are the image's positions, whose
+        // odd count sets the alignment), so it is shaped so: m = positions, batch = images.
+        // Inception-v3's 17x17 layers at batch 8 then lie near the bench's 15x15 rows at batch
+        // 8, which ran the same cutlass kernels, not near 7x7 rows at batch 64 of equal m,
+        // which ran cuDNN's NHWC kernels (CUPTI, H200, host run bn).
+        kw->m = int64_t(spatial);
+        kw->batch = (*o)[0].value;
+      }
     } else if (IsPatchify(op, *w)) {
       kw->variant = KernelVariant::kPatchify;
     }

@@ -294,6 +294,39 @@ TEST(MeasurementsTest, OddPositionPointwiseRowsOfOlderBenchesReadAsTheirOwnVaria
             KernelVariant::kPointwiseOdd);
 }
 
+// The lowering shapes an odd-position 1x1 convolution as one GEMM per image; rows of benches
+// that shaped it as one GEMM over all images (m = images x positions, batch 1) are read in
+// that shape, and rows already per image are kept as written.
+TEST(MeasurementsTest, OddPositionRowsAreReadAsOneGemmPerImage) {
+  auto read = [](const std::string& label, int64_t m, int64_t batch, const char* variant) {
+    json r = KernelRow("conv", label, variant);
+    r["m"] = m;
+    r["n"] = 512;
+    r["k"] = 2048;
+    r["batch"] = batch;
+    Expected<Measurements> got = WithKernel(r);
+    EXPECT_TRUE(got.ok()) << got.status().message();
+    return got.ok() ? got->kernels[0].work : KernelWork{};
+  };
+  KernelWork w = read("conv n8 2048->512 7px k1 s1 g1", 8 * 49, 1, "pointwise");
+  EXPECT_EQ(w.variant, KernelVariant::kPointwiseOdd);
+  EXPECT_EQ(w.m, 49);
+  EXPECT_EQ(w.batch, 8);
+  w = read("layer conv n8 192->64 17x17 k1x1 s1x1 p0x0 g1", 8 * 289, 1, "pointwise_odd");
+  EXPECT_EQ(w.m, 289);
+  EXPECT_EQ(w.batch, 8);
+  w = read("layer conv n8 192->64 17x17 k1x1 s1x1 p0x0 g1", 289, 8, "pointwise_odd");
+  EXPECT_EQ(w.m, 289);
+  EXPECT_EQ(w.batch, 8);
+  w = read("layer conv n1 192->64 17x17 k1x1 s1x1 p0x0 g1", 289, 1, "pointwise_odd");
+  EXPECT_EQ(w.m, 289);
+  EXPECT_EQ(w.batch, 1);
+  w = read("layer conv n8 1024->256 14x14 k1x1 s1x1 p0x0 g1", 8 * 196, 1, "pointwise");
+  EXPECT_EQ(w.variant, KernelVariant::kPointwise);
+  EXPECT_EQ(w.m, 8 * 196);
+  EXPECT_EQ(w.batch, 1);
+}
+
 TEST(MeasurementsTest, KnownVariantsAreRead) {
   // Each variant on the class it belongs to; "plain" and "" on any class.
   const std::tuple<const char*, const char*, KernelVariant> cases[] = {

@@ -331,6 +331,30 @@ TEST(LoweringTest, OddPositionsMakeAPointwiseConvolutionItsOwnVariant) {
   EXPECT_EQ(variant_at(35, Framework::kTorchCompile), KernelVariant::kPointwise);
 }
 
+// The odd-position variant is shaped as the library runs it, one GEMM per image: m is the
+// positions of one image and batch the images; an even-position one stays one GEMM over all
+// images. FLOPs are the same either way.
+TEST(LoweringTest, AnOddPositionPointwiseConvolutionIsOneGemmPerImage) {
+  auto kernel_at = [](int64_t hw) {
+    Graph g;
+    g.tensors["x"] = T("x", {8, 192, hw, hw});
+    g.tensors["w"] = T("w", {64, 192, 1, 1}, DType::kFloat32, true);
+    g.tensors["y"] = T("y", {8, 64, hw, hw});
+    g.ops.push_back(MakeOp("aten", "conv2d", {"x", "w"}, {"y"}));
+    Expected<WorkList> w = Lower(g, {Framework::kCudaGraph, DType::kFloat16});
+    EXPECT_TRUE(w.ok() && !w->kernels.empty());
+    return w.ok() && !w->kernels.empty() ? w->kernels[0] : KernelWork{};
+  };
+  const KernelWork odd = kernel_at(17), even = kernel_at(14);
+  EXPECT_EQ(odd.m, 17 * 17);
+  EXPECT_EQ(odd.batch, 8);
+  EXPECT_EQ(odd.n, 64);
+  EXPECT_EQ(odd.k, 192);
+  EXPECT_DOUBLE_EQ(odd.flops, 2.0 * 8 * 17 * 17 * 64 * 192);
+  EXPECT_EQ(even.m, 8 * 14 * 14);
+  EXPECT_EQ(even.batch, 1);
+}
+
 TEST(LoweringTest, HalfPrecisionBatchNormIsThreeKernelsFloatIsOne) {
   Graph g;
   g.tensors["x"] = T("x", {8, 64, 56, 56});
