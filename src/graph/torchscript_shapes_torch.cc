@@ -106,9 +106,11 @@ Val PrimScalar(const std::string& kind, const std::vector<Val>& in, const Graph&
     if (t) return Val::Int(static_cast<int64_t>(ToScalarType(t->dtype)));
   }
   // A model tensor's device is the GPU the model runs on (the loader walks the graph on the
-  // CPU): `device=x.device` in scripted code makes a GPU tensor (predictor: HostPlacement).
+  // CPU): `device=x.device` in scripted code makes a GPU tensor (predictor: HostPlacement),
+  // and `x.is_cuda` is true, so scripted code that branches on it takes its GPU branch.
   if (kind == "prim::device") return Val::Str("cuda:0");
-  if (kind == "prim::requires_grad" || kind == "prim::is_cuda") return Val::Bool(false);
+  if (kind == "prim::is_cuda") return Val::Bool(true);
+  if (kind == "prim::requires_grad") return Val::Bool(false);  // inference
   return Val();
 }
 

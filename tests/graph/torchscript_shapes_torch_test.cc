@@ -174,6 +174,22 @@ TEST_F(ShapeRulesTest, CreationOps) {
   EXPECT_EQ(Only(Infer("zeros", {{"size", Val::None()}})), "error: aten::zeros: size not known from shapes");
 }
 
+// What the walk answers for a tensor's placement: the GPU the model runs on, for both ways
+// scripted code asks (x.device and x.is_cuda), and no gradient (inference).
+TEST_F(ShapeRulesTest, ATensorIsOnTheGpuWithoutGradient) {
+  const Val x = Input({2, 3});
+  const Val device = PrimScalar("prim::device", {x}, g_);
+  ASSERT_EQ(device.kind, Val::kStr);
+  EXPECT_EQ(device.s, "cuda:0");
+  const Val is_cuda = PrimScalar("prim::is_cuda", {x}, g_);
+  ASSERT_EQ(is_cuda.kind, Val::kBool);
+  EXPECT_TRUE(is_cuda.b);
+  const Val grad = PrimScalar("prim::requires_grad", {x}, g_);
+  ASSERT_EQ(grad.kind, Val::kBool);
+  EXPECT_FALSE(grad.b);
+  EXPECT_EQ(PrimScalar("prim::unknown_query", {x}, g_).kind, Val::kUnknown);
+}
+
 }  // namespace
 }  // namespace ftax::ts
 
