@@ -117,8 +117,10 @@ def host_probe_us(x0):
     return spread(per_op)["median"]
 
 
-def pooled_rows(points, rounds):
-    """One row per point with samples: the spread of every visit's samples pooled."""
+def pooled_rows(points, rounds, keep_samples=False):
+    """One row per point with samples: the spread of every visit's samples pooled. With
+    keep_samples a row of one visit carries its samples too (`samples_ms`, `event_samples_ms`),
+    for a parent process that pools visits made in several processes (merge_visits)."""
     rows = []
     for pt in points:
         if not pt["host"] or pt["row"] is None:
@@ -142,23 +144,91 @@ def pooled_rows(points, rounds):
             if len(pt.get("order", [])) == len(pt["visits"]):
                 row["visit_order"] = pt["order"]
             row["samples_ms"] = [round(v, 4) for v in pt["host"]]
+        elif keep_samples:
+            row["samples_ms"] = [round(v, 4) for v in pt["host"]]
+            row["event_samples_ms"] = [round(v, 4) for v in pt["ev"]]
+            if pt.get("probes"):
+                row["visit_probe_us"] = pt["probes"]
+            if pt.get("gauges"):
+                row["visit_gauge_us"] = [round(g, 3) for g in pt["gauges"]]
         rows.append(row)
     return rows
 
 
 
+POINT_KEY = ("model", "precision", "batch", "framework")
+
+
+def merge_visits(points, part_rows, visit):
+    """Adds one process's rows (one visit of each point, with their samples: --keep-samples) to
+    `points` (point key -> the pooled_rows fields), numbering the visits in the order they ran
+    from `visit`; returns the next visit number. A row with kernel fields gives the point
+    its kernel fields."""
+    for row in part_rows:
+        key = tuple(row.get(k) for k in POINT_KEY)
+        pt = points.setdefault(key, {"host": [], "ev": [], "visits": [], "probes": [], "gauges": [],
+                                     "order": [], "row": None})
+        host = row.get("samples_ms") or []
+        if not host:
+            continue
+        base = {k: v for k, v in row.items()
+                if k not in ("samples_ms", "event_samples_ms", "visit_probe_us", "visit_gauge_us", "latency_ms",
+                             "event_ms", "framework_ms_measured", "host_probe_us", "cpu_gauge_us")}
+        if pt["row"] is None or ("kernels" in base and "kernels" not in pt["row"]):
+            pt["row"] = base
+        pt["host"] += host
+        pt["ev"] += row.get("event_samples_ms") or []
+        pt["visits"].append(row["latency_ms"]["median"])
+        pt["probes"] += row.get("visit_probe_us") or []
+        pt["gauges"] += row.get("visit_gauge_us") or []
+        pt["order"].append(visit)
+        visit += 1
+    return visit
+
+
 def run_isolated(a, names):
     """Runs this script once per model (--no-isolate) and merges the rows and failures into
-    --out after each model, so an interruption loses only the model being measured."""
+    --out after each model, so an interruption loses only the model being measured. With
+    --rounds R > 1 every model is run R times, in a new shuffled order of the models each
+    round, each time for one visit of each of its points with budget/R, and the visits of a
+    point pooled: a slow stretch of the host that lasts minutes then reaches every model
+    alike and shows in its points' p10-p90, as the TorchScript stage's rounds do (`ftax
+    validate --rounds`). The kernel records come from the first round's processes."""
     import subprocess
     doc = None
     argv = [x for x in sys.argv[1:]]
-    for k, name in enumerate(names):
+    rounds = max(1, a.rounds)
+    if rounds > 1:
+        drop = {"--rounds", "--budget-s", "--kernels", "--no-kernels"}
+        kept, skip = [], False
+        for x in argv:
+            if skip:
+                skip = False
+                continue
+            if x.split("=")[0] in drop:
+                skip = "=" not in x and x in ("--rounds", "--budget-s")
+                continue
+            kept.append(x)
+        argv = kept + ["--rounds", "1", "--budget-s", repr(a.budget_s / rounds), "--keep-samples"]
+    points, visit, failed = {}, 0, set()
+    jobs = []
+    for r in range(rounds):
+        order = list(names)
+        if rounds > 1:
+            random.Random(a.seed * 1000003 + r).shuffle(order)
+        jobs += [(r, name) for name in order]
+    for k, (r, name) in enumerate(jobs):
+        if name in failed:
+            continue
         part = a.out + "." + name + ".part.json"
-        args = [sys.executable, os.path.abspath(__file__)] + argv + [
+        extra = []
+        if rounds > 1:
+            extra = ["--kernels" if r == 0 and a.kernels else "--no-kernels"]
+        args = [sys.executable, os.path.abspath(__file__)] + argv + extra + [
             "--models", name, "--out", part, "--no-isolate"]
         t0 = time.time()
-        print(f"model {k + 1} of {len(names)}: {name}", file=sys.stderr, flush=True)
+        tag = f"round {r + 1}/{rounds}, " if rounds > 1 else ""
+        print(f"{tag}model {k + 1} of {len(jobs)}: {name}", file=sys.stderr, flush=True)
         try:
             rc = subprocess.run(args, timeout=a.model_timeout_s or None).returncode
             why = f"its process exited with code {rc}" if rc else ""
@@ -168,21 +238,37 @@ def run_isolated(a, names):
         if one is not None:
             os.remove(part)
         if doc is None:
-            doc = one or {"schema_version": 1, "kind": "ftax-validation-measurements",
-                          "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                          "rows": [], "failures": []}
+            doc = dict(one) if one else {"schema_version": 1, "kind": "ftax-validation-measurements",
+                                         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                                         "rows": [], "failures": []}
+            doc["rows"], doc["failures"] = [], []
             doc.pop("finished", None)
             doc["isolated"] = "each model measured in a process of its own"
-        elif one is not None:
-            doc["rows"] += one.get("rows", [])
-            doc["failures"] += one.get("failures", [])
+            if rounds > 1:
+                doc["rounds"] = {"rounds": rounds, "seed": a.seed, "across": "processes, models shuffled each round"}
+        if one is not None:
             for key in ("host", "mode", "timing"):
                 doc.setdefault(key, one.get(key))
+            for f in one.get("failures", []):
+                # a point that fails fails in every round (a graph that cannot be captured): once
+                if rounds > 1 and any(all(g.get(k) == f.get(k) for k in POINT_KEY) for g in doc["failures"]):
+                    continue
+                doc["failures"].append(dict(f, round=r + 1) if rounds > 1 else f)
+            if rounds > 1:
+                visit = merge_visits(points, one.get("rows", []), visit)
+            else:
+                doc["rows"] += one.get("rows", [])
         if why:
             doc["failures"].append({"model": name, "error": why + " (%.0f s); rows it wrote are kept" % (time.time() - t0)})
+            if rounds > 1:
+                failed.add(name)  # its later rounds are not run: the rows it has are kept
+        if rounds > 1:
+            doc["rows"] = pooled_rows(list(points.values()), rounds)
         with open(a.out + ".tmp", "w") as f:
             json.dump(doc, f, indent=1)
         os.replace(a.out + ".tmp", a.out)
+    if doc is None:
+        doc = {"schema_version": 1, "kind": "ftax-validation-measurements", "rows": [], "failures": []}
     doc["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     with open(a.out + ".tmp", "w") as f:
         json.dump(doc, f, indent=1)
@@ -199,7 +285,9 @@ def main():
     ap.add_argument("--seq", type=int, default=128)
     ap.add_argument("--budget-s", type=float, default=1.0, help="timing budget per point")
     ap.add_argument("--rounds", type=int, default=1,
-                    help="visit every point this many times in shuffled order, pooling the samples")
+                    help="visit every point this many times in shuffled order, pooling the samples; with "
+                         "--isolate (the default) each round runs every model's process again, the models "
+                         "in a new shuffled order, so that a slow stretch of the host reaches them alike")
     ap.add_argument("--seed", type=int, default=1, help="seed of the shuffled round orders")
     ap.add_argument("--grad-mode", choices=["inference", "no_grad"], default="inference",
                     help="torch.inference_mode() (what inference code should use) or torch.no_grad()")
@@ -221,6 +309,9 @@ def main():
                     help="measure each model in a Python process of its own (default), so that a "
                          "failed CUDA graph capture, which can leave CUDA's random-number state "
                          "unusable for the rest of the process, never touches another model's points")
+    ap.add_argument("--keep-samples", action="store_true",
+                    help="rows of one visit carry their samples too (the parent process of --isolate "
+                         "--rounds R pools the visits its processes made)")
     ap.add_argument("--model-timeout-s", type=float, default=0,
                     help="with --isolate: seconds one model's process may run before it is killed "
                          "and its points recorded as failures (0: no limit)")
@@ -380,7 +471,7 @@ def main():
                                         "framework": pt["framework"], "error": repr(e)[:300]})
                 torch.cuda.empty_cache()
             if rounds == 1:
-                doc["rows"] = pooled_rows(points, rounds)
+                doc["rows"] = pooled_rows(points, rounds, a.keep_samples)
                 flush()
         if rounds > 1:
             doc["rows"] = pooled_rows(points, rounds)
@@ -406,7 +497,7 @@ def main():
         except Exception as e:
             doc["failures"].append({"model": pt["model"], "precision": pt["precision"], "batch": pt["batch"],
                                     "framework": pt["framework"], "error": "kernel pass: " + repr(e)[:300]})
-        doc["rows"] = pooled_rows(points, rounds)
+        doc["rows"] = pooled_rows(points, rounds, a.keep_samples)
         flush()
     doc["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     flush()

@@ -71,5 +71,53 @@ class BusyTimeTest(unittest.TestCase):
         self.assertEqual(validate_eager.busy_time([]), 0)
 
 
+class MergeVisitsTest(unittest.TestCase):
+    """Rounds across processes (--isolate --rounds R): each process visits a point once and
+    writes its samples (--keep-samples); the parent pools a point's visits from all of them."""
+
+    def part_row(self, samples, probe, gauge, kernels=False):
+        pt = point(samples, [sorted(samples)[len(samples) // 2]], probes=[probe])
+        pt["gauges"] = [gauge]
+        pt["row"] = {"model": "m", "precision": "fp16", "batch": 8, "framework": "pytorch-eager"}
+        if kernels:
+            pt["row"].update({"kernel_ms": 1.0, "kernels": {"k": [1, 1000.0]}})
+        return validate_eager.pooled_rows([pt], 1, keep_samples=True)[0]
+
+    def test_a_visit_row_carries_its_samples(self):
+        r = self.part_row([2.0, 2.2, 2.1], 20.0, 3.0)
+        self.assertEqual(r["samples_ms"], [2.0, 2.2, 2.1])
+        self.assertEqual(r["event_samples_ms"], [1.0, 1.1, 1.05])
+        self.assertEqual(r["visit_probe_us"], [20.0])
+        self.assertEqual(r["visit_gauge_us"], [3.0])
+        self.assertNotIn("rounds", r)
+
+    def test_visits_of_several_processes_pool_into_one_row(self):
+        points = {}
+        visit = validate_eager.merge_visits(points, [self.part_row([2.0, 2.1, 2.2], 20.0, 3.0, kernels=True)], 0)
+        visit = validate_eager.merge_visits(points, [self.part_row([4.0, 4.1, 4.2], 41.0, 6.0)], visit)
+        self.assertEqual(visit, 2)
+        rows = validate_eager.pooled_rows(list(points.values()), 2)
+        self.assertEqual(len(rows), 1)
+        r = rows[0]
+        self.assertEqual(r["latency_ms"]["n"], 6)
+        self.assertAlmostEqual(r["latency_ms"]["median"], 3.1)
+        self.assertEqual(r["visit_medians_ms"], [2.1, 4.1])
+        self.assertEqual(r["visit_probe_us"], [20.0, 41.0])
+        self.assertEqual(r["visit_order"], [0, 1])
+        self.assertAlmostEqual(r["cpu_gauge_us"], 4.5)
+        self.assertEqual(r["rounds"], 2)
+        # the kernel fields are the first process's (the one that made the kernel pass)
+        self.assertEqual(r["kernels"], {"k": [1, 1000.0]})
+        self.assertAlmostEqual(r["framework_ms_measured"], 2.1)
+        self.assertNotIn("event_samples_ms", r)
+
+    def test_a_point_of_another_batch_is_its_own_row(self):
+        points = {}
+        a = self.part_row([2.0], 20.0, 3.0)
+        b = dict(self.part_row([5.0], 20.0, 3.0), batch=1)
+        validate_eager.merge_visits(points, [a, b], 0)
+        self.assertEqual(len(validate_eager.pooled_rows(list(points.values()), 2)), 2)
+
+
 if __name__ == "__main__":
     unittest.main()
