@@ -14,7 +14,8 @@
 # export.json (which models traced, and why the others did not), campaign.log, and models.tar
 # (the traces, weights zeroed, for predicting from the trace on any machine).
 # Env: PRECISIONS (fp16,fp32), BATCHES (1,4,16,64,128), BUDGET_S (0.25), ROUNDS (1: the Python
-# eager stage's rounds), TS_ROUNDS (3: the TorchScript stage visits every point this many times
+# eager stage's rounds; each round runs every model's process again, the models in a new
+# shuffled order, and a point's visits are pooled), TS_ROUNDS (3: the TorchScript stage visits every point this many times
 # in shuffled order, so that a slow stretch of the host reaches every point alike), BENCH
 # (full|quick|none, default full), STAGES (ts,eager: which of the two to run), TS_FRAMEWORKS
 # (torchscript,cuda-graph: what `ftax validate` runs from the trace; CUDA graphs captured from
