@@ -38,6 +38,28 @@ def test_predict_matches_the_cli():
         assert p["sync_wait_ms"] == 0
 
 
+FRAMEWORKS = ["pytorch-eager", "pytorch-eager-no-grad", "libtorch-eager", "torchscript", "cuda-graph",
+              "cuda-graph-eager", "torch-compile", "torch-compile-reduce-overhead"]
+
+
+def test_every_framework_of_the_cli_is_predicted_as_the_cli_predicts_it():
+    pts = ftax.predict(SPEC, profile="h200", framework=FRAMEWORKS, precision="fp16", batch=1,
+                       dims={"seq": 128}, interval=False)
+    assert sorted(p["framework"] for p in pts) == sorted(FRAMEWORKS)
+    out = subprocess.run([FTAX, "predict", "--arch", SPEC, "--dim", "seq=128", "--profile", "h200",
+                          "--framework", ",".join(FRAMEWORKS), "--precision", "fp16", "--batch", "1",
+                          "--format", "json"], capture_output=True, text=True, check=True).stdout
+    cli = {p["framework"]: p["latency_ms"] for p in json.loads(out)["predictions"]}
+    assert sorted(cli) == sorted(FRAMEWORKS)
+    for p in pts:
+        assert p["latency_ms"] == pytest.approx(cli[p["framework"]], rel=1e-9)
+    by = {p["framework"]: p["latency_ms"] for p in pts}
+    # A graph replay skips the per-op dispatch Python eager pays.
+    assert by["cuda-graph-eager"] < by["pytorch-eager"]
+    with pytest.raises(ValueError, match="framework"):
+        ftax.predict(SPEC, profile="h200", framework="tensorflow", dims={"seq": 128})
+
+
 def test_deeper_is_slower_and_a_reused_model_gives_the_same_answer():
     m = ftax.Model(SPEC, dims={"seq": 128})
     a = ftax.predict(m, batch=1, interval=False)[0]["latency_ms"]
