@@ -110,9 +110,6 @@ std::string RowName(const char* list, size_t i, const json& row) {
   return name;
 }
 
-// Whether a 1x1 convolution row runs over an odd number of positions per image (more than
-// one): its m (images x positions) over the images its label names ("conv n8 ...",
-// "layer conv n8 ..."). False when the label names no image count.
 // Images of a convolution row, from its label ("conv n8 ..." or "layer conv n8 ..."); 0 when
 // the label names none.
 int64_t LabelImages(const KernelMeasurement& k) {
@@ -125,7 +122,8 @@ int64_t LabelImages(const KernelMeasurement& k) {
 }
 
 // Whether a 1x1 convolution row shaped as one GEMM over all images (m = images x positions,
-// batch 1) has an odd number (> 1) of positions per image.
+// batch 1) has an odd number (> 1) of positions per image: its m over the images its label
+// names. False when the label names no image count.
 bool OddPositions(const KernelMeasurement& k) {
   const int64_t images = LabelImages(k);
   if (images <= 0 || k.work.m <= 0 || k.work.batch != 1 || images > k.work.m || k.work.m % images != 0)
@@ -187,8 +185,8 @@ Status ReadKernelRow(const json& row, const std::string& where, KernelMeasuremen
   if (k->work.variant == KernelVariant::kPointwise && OddPositions(*k))
     k->work.variant = KernelVariant::kPointwiseOdd;
   // The lowering shapes a pointwise_odd kernel as one GEMM per image (m = positions, batch =
-  // images); benches before 2026-11-28 wrote it as one GEMM over all images (m = images x
-  // positions, batch 1).
+  // images); benches of host run bp and earlier wrote it as one GEMM over all images (m =
+  // images x positions, batch 1).
   if (k->work.variant == KernelVariant::kPointwiseOdd && OddPositions(*k)) {
     const int64_t images = LabelImages(*k);
     k->work.m /= images;

@@ -1673,7 +1673,7 @@ class Walker {
         // The library runs it as one GEMM per image (its rows are the image's positions, whose
         // odd count sets the alignment), so it is shaped so: m = positions, batch = images.
         // Inception-v3's 17x17 layers at batch 8 then lie near the bench's 15x15 rows at batch
-        // 8, which ran the same cutlass kernels, not near 7x7 rows at batch 64 of equal m,
+        // 8, which ran the same cutlass kernels, not near 7x7 rows at batch 64 of similar m,
         // which ran cuDNN's NHWC kernels (CUPTI, H200, host run bn).
         kw->m = int64_t(spatial);
         kw->batch = (*o)[0].value;

@@ -51,8 +51,9 @@ enum class KernelVariant : uint8_t {
   kPointwiseOdd, // 1x1 convolution over an odd number of positions per image (7x7, 17x17,
                  // 35x35) in NCHW: the GEMM's rows are aligned to one element, so the
                  // library runs other kernels (CUPTI, H200: cutlass align1 GEMMs, far slower
-                 // per FLOP than the aligned ones). Without anchors of its own it is priced
-                 // as the pointwise variant
+                 // per FLOP than the aligned ones). Shaped as one GEMM per image (m = the
+                 // image's positions, batch = the images). Without anchors of its own it is
+                 // priced as the pointwise variant
   kStrided,      // elementwise over full-size operands of different layouts (a transposed one
                  // and a contiguous one: Whisper's residual adds): ATen's strided kernel
                  // reads one of them uncoalesced, slower per byte than a broadcast row.
