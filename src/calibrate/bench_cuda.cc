@@ -800,6 +800,42 @@ class Bench {
         Tick(what);
       }
     }
+    if (f == Framework::kLibtorchEager) GapChains();
+  }
+
+  // The GPU's own gap between kernels queued back to back (gpu.kernel_gap_us): libtorch-eager
+  // chains of adds over a tensor of 8M fp32 elements (32 MB read and written per kernel, tens
+  // of microseconds), so that each kernel outlasts its dispatch and the CPU runs ahead. The span
+  // less the kernels' summed time, over n - 1, is the gap (CUPTI records, a pass apart from the
+  // timing). Eager models whose kernels outlast their dispatches (Whisper's encoder at batch 8)
+  // run this much longer than their kernels' sum; a CUDA graph's nodes are closer together.
+  void GapChains() {
+    const int64_t elements = int64_t(4096) * 2048;
+    for (int n : {16, 64}) {
+      const std::string what = "libtorch-eager kernel gap x" + std::to_string(n);
+      if (Done("dispatch", {{"framework", FrameworkName(Framework::kLibtorchEager)}, {"class", "kernel"},
+                            {"n_ops", n}, {"modules", 0}, {"elements", elements}}))
+        continue;
+      if (Counted()) continue;
+      try {
+        const at::Tensor x0 = at::randn({4096, 2048}, at::TensorOptions().device(dev_).dtype(at::kFloat));
+        const at::Tensor w;  // unused by kernel-class chains
+        auto fn = [&] {
+          at::Tensor x = x0;
+          ChainOnce(DispatchClass::kKernel, n, x, w);
+        };
+        const std::vector<double> calls = TimeCalls(fn, 3, opt_.quick ? 10 : 30);
+        auto [k, sp] = GpuOfCall([&] { fn(); cudaDeviceSynchronize(); });
+        json row = {{"framework", FrameworkName(Framework::kLibtorchEager)}, {"class", "kernel"}, {"n_ops", n},
+                    {"modules", 0}, {"elements", elements}, {"call_us", SpreadJson(calls)},
+                    {"gpu_kernel_us", k >= 0 ? json(k) : json(nullptr)},
+                    {"gpu_span_us", sp >= 0 ? json(sp) : json(nullptr)}};
+        out_->Append("dispatch", row);
+      } catch (const std::exception& e) {
+        Fail(what, e.what());
+      }
+      Tick(what);
+    }
   }
 
   // Empty kernels launched back to back through the driver, timed until the launches return

@@ -231,6 +231,14 @@ Status ReadDispatchRow(const json& row, const std::string& where, DispatchMeasur
   }
   if (!(s = ReadNumber(row, "kernels_per_call", where, false, 0, false, &d->kernels_per_call, 1e9)).ok())
     return s;
+  if (row.contains("elements") && !row.at("elements").is_null()) {
+    double e = 0;
+    if (!(s = ReadNumber(row, "elements", where, true, 1, false, &e, 1e12)).ok()) return s;
+    if (d->framework != Framework::kLibtorchEager || d->cls != DispatchClass::kKernel || !d->op.empty() ||
+        row.contains("chain"))
+      return InvalidInput(where + ".elements: only a libtorch-eager chain of kernel-class ops has it");
+    d->elements = int64_t(e);
+  }
   if (!(s = ReadNumber(row, "cpu_gauge_us", where, false, 0, true, &d->cpu_gauge_us, kMaxUs)).ok())
     return s;
   if (!(s = ReadNumber(row, "host_probe_us", where, false, 0, true, &d->host_probe_us, kMaxUs)).ok())

@@ -86,6 +86,11 @@ struct DispatchMeasurement {
   // The host probe read around a chain the C++ bench timed (calibrate/host_probe.h,
   // microseconds per op of LibTorch's 64-add chain; < 0: not read): the same for its rows.
   double host_probe_us = -1;
+  // Elements of the tensor a libtorch-eager chain of kernel-class ops ran over, where the bench
+  // made it large enough that each kernel outlasts its dispatch (the GPU sets the pace): such a
+  // row shows the GPU's own gap between kernels queued back to back (gpu.kernel_gap_us) and is
+  // never used for the CPU's costs. 0: a chain of the usual 8x8 tensors.
+  int64_t elements = 0;
 };
 
 // Empty kernels launched back to back through the driver (the C++ bench's "launches" list):

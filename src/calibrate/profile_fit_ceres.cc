@@ -979,15 +979,17 @@ static std::vector<const DispatchMeasurement*> FitFrameworks(const Measurements&
   std::map<Framework, std::vector<const DispatchMeasurement*>> rows_of_framework;
   std::map<Framework, std::vector<const DispatchMeasurement*>> op_rows_of_framework;
   std::vector<const DispatchMeasurement*> graph_chains;  // model-sized kernels, cuda-graph
+  std::vector<const DispatchMeasurement*> gpu_bound_eager;
   for (const DispatchMeasurement& d : m.dispatch) {
-    if (!d.chain.empty())
+    if (d.elements > 0)  // made for the GPU's gap: the GPU set its pace, not the CPU
+      gpu_bound_eager.push_back(&d);
+    else if (!d.chain.empty())
       graph_chains.push_back(&d);
     else if (!d.op.empty())
       op_rows_of_framework[d.framework].push_back(&d);
     else
       rows_of_framework[d.framework].push_back(&d);
   }
-  std::vector<const DispatchMeasurement*> gpu_bound_eager;
   for (const auto& [fw, rows] : rows_of_framework) {
     FrameworkFit f;
     if (IsCudaGraph(fw)) {  // cuda-graph, and torch.compile's reduce-overhead replays
@@ -995,7 +997,8 @@ static std::vector<const DispatchMeasurement*> FitFrameworks(const Measurements&
     } else {
       std::vector<const DispatchMeasurement*> gpu_bound;
       f = FitDispatchFramework(fw, rows, options, &gpu_bound);
-      if (fw == Framework::kLibtorchEager) gpu_bound_eager = gpu_bound;
+      if (fw == Framework::kLibtorchEager)
+        gpu_bound_eager.insert(gpu_bound_eager.end(), gpu_bound.begin(), gpu_bound.end());
       // Per-op costs price Python eager, and the library calls of torch.compile's default mode
       // (its compiled chains of convolutions, linear layers, ...: a compiled CNN's wrapper
       // spends 25-30 us per kernel where chains of matrix products cost 15). TorchScript's
@@ -1035,7 +1038,8 @@ static std::vector<const DispatchMeasurement*> FitFrameworks(const Measurements&
 }
 
 // The GPU's gap between two back-to-back kernels: from libtorch-eager's GPU-bound rows only (a
-// CPU-bound chain shows the CPU's dispatch interval, not the GPU's gap).
+// CPU-bound chain shows the CPU's dispatch interval, not the GPU's gap): the chains the bench
+// runs over a large tensor for it (`elements`), and any 8x8 chain the GPU paced.
 static void FitKernelGap(const Measurements& m, const std::vector<const DispatchMeasurement*>& gpu_bound_eager,
                          const FitOptions& options, Calibration* c) {
   std::vector<const DispatchMeasurement*> eager;

@@ -99,6 +99,22 @@ TEST(MeasurementsTest, RejectsWrongSchemaVersionAndKind) {
   EXPECT_NE(ErrorOf(json::array()).find("top level"), std::string::npos);
 }
 
+TEST(MeasurementsTest, AGapChainKeepsItsElementsAndOnlyAnEagerKernelChainHasThem) {
+  json j = ValidFile();
+  j["dispatch"][0]["elements"] = 8388608;
+  Expected<Measurements> m = MeasurementsFromJson(j);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->dispatch[0].elements, 8388608);
+  EXPECT_EQ(m->dispatch[1].elements, 0);
+  json ts = ValidFile();
+  ts["dispatch"][1]["elements"] = 8388608;  // a Python eager view chain
+  EXPECT_NE(ErrorOf(ts).find("dispatch[1].elements: only a libtorch-eager chain of kernel-class ops"),
+            std::string::npos);
+  json zero = ValidFile();
+  zero["dispatch"][0]["elements"] = 0;
+  EXPECT_NE(ErrorOf(zero).find("dispatch[0].elements"), std::string::npos);
+}
+
 TEST(MeasurementsTest, MissingFieldsAreNamed) {
   struct Case {
     const char* list;

@@ -321,6 +321,35 @@ TEST(ProfileFitTest, KernelGapFromGpuBoundEagerRows) {
   ExpectRecovered(f->params.dispatch_us[int(DispatchClass::kKernel)], 4.5, 0.05, "dispatch kernel");
 }
 
+// The bench's gap chains (`elements`: adds over a tensor large enough that the GPU sets the
+// pace) give the gap whatever their kernels' time per op, and never enter the CPU's fit.
+TEST(ProfileFitTest, KernelGapFromTheBenchsGapChains) {
+  SyntheticSpec spec = H200LikeSpec();  // every 8x8 chain CPU bound: no gap from them
+  json j = MakeSyntheticMeasurements(spec);
+  Expected<Calibration> without = Calibrate(MeasurementsFromJson(j).value(), TestOptions());
+  ASSERT_TRUE(without.ok());
+  ASSERT_FALSE(without->profile.gpu.kernel_gap_us.known());
+  for (int n : {16, 64}) {
+    const double kernel = n * 5.0;  // 5 us a kernel: near the dispatch cost, not 1.2x above it
+    const double span = kernel + (n - 1) * 1.7;
+    j["dispatch"].push_back({{"framework", "libtorch-eager"}, {"class", "kernel"}, {"n_ops", n},
+                             {"modules", 0}, {"elements", 8388608},
+                             {"call_us", {{"median", 500.0 + 40 * span}}},  // far off any CPU cost
+                             {"gpu_kernel_us", kernel}, {"gpu_span_us", span}});
+  }
+  Expected<Calibration> with = Calibrate(MeasurementsFromJson(j).value(), TestOptions());
+  ASSERT_TRUE(with.ok());
+  ExpectRecovered(with->profile.gpu.kernel_gap_us, 1.7, 0.01, "kernel_gap_us");
+  const FrameworkFit* a = FindFramework(without.value(), Framework::kLibtorchEager);
+  const FrameworkFit* b = FindFramework(with.value(), Framework::kLibtorchEager);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_DOUBLE_EQ(a->params.dispatch_us[int(DispatchClass::kKernel)].value,
+                   b->params.dispatch_us[int(DispatchClass::kKernel)].value);
+  EXPECT_DOUBLE_EQ(a->params.call_us.value, b->params.call_us.value);
+  EXPECT_EQ(a->params.points, b->params.points);
+}
+
 TEST(ProfileFitTest, InconsistentClassFailsTheQualityGateByName) {
   SyntheticSpec spec = H200LikeSpec();
   json j = MakeSyntheticMeasurements(spec);
