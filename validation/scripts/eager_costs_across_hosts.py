@@ -50,7 +50,7 @@ def chain_us(bench, framework):
     """Per-op cost of the bench's 64-op chain of small adds (no modules), or None."""
     for r in bench.get("dispatch", []):
         if (r.get("framework") == framework and r.get("class") == "kernel" and r.get("n_ops") == 64
-                and not r.get("op") and not r.get("modules") and r.get("mode", "inference") == "inference"):
+                and not r.get("op") and not r.get("modules") and not r.get("elements") and r.get("mode", "inference") == "inference"):
             return r["call_us"]["median"] / 64
     return None
 
