@@ -288,7 +288,8 @@ def layer_work(label, elem_size):
     if nhwc:
         w["variant"] = "nhwc"
     elif groups > 1:
-        w["variant"] = "grouped"
+        # cuDNN runs widths that are not a power of two (24, 48) with a weight transform
+        w["variant"] = "grouped" if nn & (nn - 1) == 0 else "grouped_non_pow2"
     elif ka == 1 and prod(out) > 1 and prod(out) % 2 == 1:
         w.update({"m": prod(out), "batch": n, "variant": "pointwise_odd"})  # one GEMM per image
     elif ka == 1:

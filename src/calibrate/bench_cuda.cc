@@ -805,10 +805,11 @@ class Bench {
 
   // The GPU's own gap between kernels queued back to back (gpu.kernel_gap_us): libtorch-eager
   // chains of adds over a tensor of 8M fp32 elements (32 MB read and written per kernel, tens
-  // of microseconds), so that each kernel outlasts its dispatch and the CPU runs ahead. The span
-  // less the kernels' summed time, over n - 1, is the gap (CUPTI records, a pass apart from the
-  // timing). Eager models whose kernels outlast their dispatches (Whisper's encoder at batch 8)
-  // run this much longer than their kernels' sum; a CUDA graph's nodes are closer together.
+  // of microseconds), so that each kernel outlasts its dispatch and the CPU runs ahead. The
+  // slope of the call time less the kernels' summed time (CUPTI records, a pass apart from the
+  // timing) over n is the gap (calibrate's FitGapFromCalls; the profiled pass's span is the
+  // profiler's pace). Eager models whose kernels outlast their dispatches (Whisper's encoder at
+  // batch 8) run this much longer than their kernels' sum; a CUDA graph's nodes are closer.
   void GapChains() {
     const int64_t elements = int64_t(4096) * 2048;
     for (int n : {16, 64}) {

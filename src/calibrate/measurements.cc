@@ -3,6 +3,7 @@
 #include "common/file_io.h"
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -191,6 +192,23 @@ Status ReadKernelRow(const json& row, const std::string& where, KernelMeasuremen
     const int64_t images = LabelImages(*k);
     k->work.m /= images;
     k->work.batch = images;
+  }
+  // Grouped convolutions whose output channels per group are not a power of two are their own
+  // variant; benches write them as grouped.
+  if (k->work.variant == KernelVariant::kGrouped && k->work.n > 0 && (k->work.n & (k->work.n - 1)) != 0)
+    k->work.variant = KernelVariant::kGroupedNonPow2;
+  // The lowering shapes a batch norm by its positions per channel (m = images x spatial size)
+  // and its channels (n); the bench's rows name them in their label ("batch_norm n8
+  // 64x56x56"), and benches before the shape was written carry it there only.
+  if (k->work.variant == KernelVariant::kBatchNorm && k->work.m == 0) {
+    long long images = 0, c = 0, h = 0, w = 0;
+    if (std::sscanf(k->label.c_str(), "batch_norm n%lld %lldx%lldx%lld", &images, &c, &h, &w) == 4 &&
+        images > 0 && c > 0 && h > 0 && w > 0) {
+      k->work.m = images * h * w;
+      k->work.n = c;
+      k->work.k = 1;
+      k->work.batch = 1;
+    }
   }
   if (!(s = ReadInt(row, "kernels_per_call", where, false, 1, &k->kernels_per_call)).ok())
     return s;

@@ -1663,7 +1663,9 @@ class Walker {
     } else if (nhwc) {
       kw->variant = KernelVariant::kNhwc;
     } else if (groups > 1) {
-      kw->variant = KernelVariant::kGrouped;
+      const int64_t per_group = kw->n;
+      const bool pow2 = per_group > 0 && (per_group & (per_group - 1)) == 0;
+      kw->variant = pow2 ? KernelVariant::kGrouped : KernelVariant::kGroupedNonPow2;
     } else if (kernel == 1) {
       // Odd positions per image (7x7, 17x17, 35x35) in NCHW leave the GEMM's rows aligned to
       // one element, and the library runs other kernels for it (channels-last rows are not).
@@ -1831,8 +1833,20 @@ class Walker {
   // The norm variants: a batch norm, and a layer norm shaped by its rows and normalized size.
   void NormVariant(const Op& op, KernelRecipe recipe, KernelWork* kw) {
   if (recipe == KernelRecipe::kNorm &&
-      ((IsAten(op.domain) && Eq(op.type, "batch_norm")) || (op.domain.empty() && Eq(op.type, "BatchNormalization"))))
+      ((IsAten(op.domain) && Eq(op.type, "batch_norm")) || (op.domain.empty() && Eq(op.type, "BatchNormalization")))) {
     kw->variant = KernelVariant::kBatchNorm;
+    // Shaped by its positions per channel (images x spatial size) and its channels: its
+    // transform kernel's time follows the positions, not the bytes (InterpolatesTime).
+    const Shape* x = ShapeOf(op.inputs.empty() ? "" : op.inputs[0]);
+    const double n = Numel(op.inputs.empty() ? "" : op.inputs[0]);
+    if (x && x->size() >= 2 && (*x)[1].known() && (*x)[1].value > 0 && n > 0) {
+      const double channels = double((*x)[1].value);
+      kw->m = int64_t(n / channels + 0.5);
+      kw->n = int64_t(channels);
+      kw->k = 1;
+      kw->batch = 1;
+    }
+  }
   if (recipe == KernelRecipe::kNorm && IsLayerNorm(op)) {
     // Shaped by its rows and the normalized size: the weight's elements (or, without one,
     // the last dim).

@@ -58,11 +58,16 @@ enum class KernelVariant : uint8_t {
                  // and a contiguous one: Whisper's residual adds): ATen's strided kernel
                  // reads one of them uncoalesced, slower per byte than a broadcast row.
                  // Without anchors of its own it is priced as the broadcast variant
+  kGroupedNonPow2, // grouped convolution whose output channels per group are not a power of
+                   // two (RegNetX's 24, 48): cuDNN runs it with a weight transform and
+                   // memsets, about twice as long at small work as a power-of-two width (CUPTI,
+                   // H100, batch 1: 19.6-20.8 us at 24 and 48 channels a group, 9.8-10.8 at 16
+                   // and 32). Without anchors of its own it is priced as the grouped variant
 };
-constexpr int kNumKernelVariants = 16;
+constexpr int kNumKernelVariants = 17;
 // "", "nn", "nn_bias", "broadcast", "pointwise", "batch_norm", "contiguous", "grouped",
 // "patchify", "large_kernel", "pool", "nhwc", "layer_norm", "permute", "pointwise_odd",
-// "strided"
+// "strided", "grouped_non_pow2"
 const char* KernelVariantName(KernelVariant v);
 std::optional<KernelVariant> ParseKernelVariant(const std::string& name);
 // Whether `v` is a variant of class `c` (nn and nn_bias of gemm, broadcast and strided of

@@ -115,6 +115,33 @@ TEST(MeasurementsTest, AGapChainKeepsItsElementsAndOnlyAnEagerKernelChainHasThem
   EXPECT_NE(ErrorOf(zero).find("dispatch[0].elements"), std::string::npos);
 }
 
+TEST(MeasurementsTest, GroupedRowsOfOtherWidthsAndBatchNormShapesAreReadAsTheLoweringPricesThem) {
+  json j = ValidFile();
+  j["kernels"] = json::array();
+  // A grouped row of 24 channels a group, one of 32 (the bench writes both as grouped).
+  j["kernels"].push_back({{"class", "conv"}, {"dtype", "fp16"}, {"variant", "grouped"},
+                          {"label", "layer conv n1 96->96 56x56 k3x3 s1x1 p1x1 g4"}, {"m", 3136}, {"n", 24},
+                          {"k", 216}, {"batch", 4}, {"flops", 1.3e8}, {"bytes", 2.3e6},
+                          {"kernel_us", {{"median", 19.6}}}});
+  j["kernels"].push_back({{"class", "conv"}, {"dtype", "fp16"}, {"variant", "grouped"},
+                          {"label", "layer conv n1 128->128 56x56 k3x3 s1x1 p1x1 g4"}, {"m", 3136}, {"n", 32},
+                          {"k", 288}, {"batch", 4}, {"flops", 2.3e8}, {"bytes", 3.2e6},
+                          {"kernel_us", {{"median", 10.5}}}});
+  // A batch-norm row: its shape from its label.
+  j["kernels"].push_back({{"class", "norm"}, {"dtype", "fp16"}, {"variant", "batch_norm"},
+                          {"main_kernel_only", true}, {"label", "batch_norm n8 64x56x56"}, {"flops", 1.6e7},
+                          {"bytes", 6.4e6}, {"kernel_us", {{"median", 9.0}}}});
+  Expected<Measurements> m = MeasurementsFromJson(j);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->kernels.size(), 3u);
+  EXPECT_EQ(m->kernels[0].work.variant, KernelVariant::kGroupedNonPow2);
+  EXPECT_EQ(m->kernels[1].work.variant, KernelVariant::kGrouped);
+  EXPECT_EQ(m->kernels[2].work.variant, KernelVariant::kBatchNorm);
+  EXPECT_EQ(m->kernels[2].work.m, 8 * 56 * 56);
+  EXPECT_EQ(m->kernels[2].work.n, 64);
+  EXPECT_EQ(m->kernels[2].work.k, 1);
+}
+
 TEST(MeasurementsTest, MissingFieldsAreNamed) {
   struct Case {
     const char* list;

@@ -236,3 +236,83 @@ TEST(KernelCostTest, VariantNamesRoundTrip) {
 
 }  // namespace
 }  // namespace ftax
+
+namespace ftax {
+namespace {
+
+KernelParams Prepared(KernelParams p, const char* key) {
+  GpuParams g;
+  g.num_sms = kSms;
+  g.kernels[key] = p;
+  PrepareAnchors(&g);
+  return g.kernels[key];
+}
+
+KernelWork BatchNorm(int64_t positions, int64_t channels, bool shaped = true) {
+  KernelWork w;
+  w.cls = KernelClass::kNorm;
+  w.variant = KernelVariant::kBatchNorm;
+  w.bytes = 2.0 * 2 * double(positions * channels);
+  w.flops = double(positions * channels);
+  if (shaped) {
+    w.m = positions;
+    w.n = channels;
+    w.k = 1;
+  }
+  return w;
+}
+
+// A batch norm's transform runs as long over 32 channels as over 64 at the same positions per
+// channel: near its shaped anchors it is priced by their times, not by the bytes curve.
+TEST(KernelCostTest, ABatchNormIsPricedByItsNeighboursTimes) {
+  KernelParams p;
+  p.floor_us = Param::Of(2);
+  p.bandwidth_gbps = Param::Of(1500);
+  const KernelWork at112 = BatchNorm(12544, 64), at56 = BatchNorm(3136, 128);
+  p.anchors = {AnchorOfWork(at112, 6.2), AnchorOfWork(at56, 2.8)};
+  p = Prepared(p, "norm/fp16");
+  const KernelWork few = BatchNorm(12544, 32);
+  // One octave from the 112x112 anchor, two from the other: near 6.2 us, though its bytes are
+  // those of the 56x56 one (which the curve alone would price near 2.8 us times its ratio).
+  const double t = KernelTimeUs(few, p, kSms);
+  EXPECT_GT(t, 5.5);
+  EXPECT_LT(t, 6.2);
+  EXPECT_NEAR(KernelTimeUs(at112, p, kSms), 6.2, 1e-9);
+  // Anchors of an older profile carry no shape: the ratio to the curve prices it, by bytes.
+  KernelParams old;
+  old.floor_us = Param::Of(2);
+  old.bandwidth_gbps = Param::Of(1500);
+  old.anchors = {AnchorOfWork(BatchNorm(12544, 64, false), 6.2), AnchorOfWork(BatchNorm(3136, 128, false), 2.8)};
+  old = Prepared(old, "norm/fp16");
+  EXPECT_LT(KernelTimeUs(few, old, kSms), 4.0);
+}
+
+KernelWork GroupedConv(int64_t m, int64_t n, int64_t k, int64_t groups, KernelVariant v) {
+  KernelWork w = testing::GemmWork(m, n, k, v);
+  w.cls = KernelClass::kConv;
+  w.batch = groups;
+  w.flops = 2.0 * double(m * n * k * groups);
+  w.bytes = 2.0 * double(m * n * groups) * 2;
+  return w;
+}
+
+// A grouped convolution of 24 channels a group takes the grouped_non_pow2 anchors near it;
+// where its own lie far (a 1-D layer) and a grouped one is nearer, the grouped one prices it.
+TEST(KernelCostTest, AGroupedConvolutionOfAnUnevenWidthFallsBackToTheNearerGroupedAnchors) {
+  KernelParams p = GemmParams();
+  const KernelWork layer = GroupedConv(3136, 24, 216, 3, KernelVariant::kGroupedNonPow2);
+  const KernelWork near_grouped = GroupedConv(3136, 24, 216, 4, KernelVariant::kGrouped);
+  const KernelWork far_own = GroupedConv(100, 48, 6144, 16, KernelVariant::kGroupedNonPow2);
+  p.anchors = {AnchorOfWork(near_grouped, 3 * ModelTimeUs(near_grouped, p, kSms)),
+               AnchorOfWork(far_own, 0.5 * ModelTimeUs(far_own, p, kSms))};
+  KernelParams q = Prepared(p, "conv/fp16");
+  EXPECT_NEAR(AnchorFactor(layer, q), 3.0, 0.3);
+  // An own anchor within reach prices it.
+  const KernelWork near_own = GroupedConv(3136, 24, 216, 2, KernelVariant::kGroupedNonPow2);
+  p.anchors.push_back(AnchorOfWork(near_own, 2 * ModelTimeUs(near_own, p, kSms)));
+  q = Prepared(p, "conv/fp16");
+  EXPECT_NEAR(AnchorFactor(layer, q), 2.0, 0.2);
+}
+
+}  // namespace
+}  // namespace ftax

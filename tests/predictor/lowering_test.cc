@@ -376,6 +376,11 @@ TEST(LoweringTest, HalfPrecisionBatchNormIsThreeKernelsFloatIsOne) {
   EXPECT_DOUBLE_EQ(f->kernels[0].bytes, (2.0 * 8 * 64 * 56 * 56 + 4 * 64) * 4);
   EXPECT_DOUBLE_EQ(h->kernels[1].bytes, 2 * 64 * 4.0);  // per-channel statistics only
   EXPECT_EQ(h->dispatches.size(), 1u);
+  // Shaped by its positions per channel (8 images of 56x56) and its channels.
+  EXPECT_EQ(h->kernels[0].m, 8 * 56 * 56);
+  EXPECT_EQ(h->kernels[0].n, 64);
+  EXPECT_EQ(h->kernels[0].k, 1);
+  EXPECT_EQ(h->kernels[0].batch, 1);
 }
 
 TEST(LoweringTest, ViewsDispatchButLaunchNothingUntilAReshapeOfATranspose) {
@@ -1090,6 +1095,13 @@ TEST(LoweringTest, ConvolutionAndPoolingVariants) {
   EXPECT_EQ(k.n, 8);
   EXPECT_EQ(k.k, 72);
   EXPECT_EQ(conv({1, 64, 56, 56}, {64, 16, 1, 1}, {1, 64, 56, 56}, {1, 1}, 4).variant, KernelVariant::kGrouped);
+  // RegNetX-1.6GF's 72 channels in 3 groups (24 a group, not a power of two) and 48 in 2.
+  k = conv({1, 72, 56, 56}, {72, 24, 3, 3}, {1, 72, 56, 56}, {1, 1}, 3);
+  EXPECT_EQ(k.variant, KernelVariant::kGroupedNonPow2);
+  EXPECT_EQ(k.n, 24);
+  EXPECT_EQ(k.batch, 3);
+  EXPECT_EQ(conv({1, 96, 28, 28}, {96, 48, 3, 3}, {1, 96, 28, 28}, {1, 1}, 2).variant, KernelVariant::kGroupedNonPow2);
+  EXPECT_EQ(conv({1, 128, 28, 28}, {128, 32, 3, 3}, {1, 128, 28, 28}, {1, 1}, 4).variant, KernelVariant::kGrouped);
   // Depthwise 3x3 is the plain depthwise class; 7x7 (ConvNeXt) its large-kernel variant.
   k = conv({1, 96, 56, 56}, {96, 1, 3, 3}, {1, 96, 56, 56}, {1, 1}, 96);
   EXPECT_EQ(k.cls, KernelClass::kDepthwise);
