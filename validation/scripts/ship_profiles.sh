@@ -26,12 +26,16 @@ ev=$(python3 -c "import json;print(' '.join(json.load(open('$split'))['evaluatio
 prior=(validation/h200/2026-11-23p/profile-refined.json validation/h100/2026-11-23q/profile-refined.json
        validation/h100/2026-11-25s/profile-refined.json validation/h100/2026-11-25u/profile-refined.json
        validation/h100/2026-11-26av/profile-refined.json validation/h200/2026-11-26aw/profile-refined.json)
-# GPU name, the host run its bench comes from (the newest of that GPU whose bench ran in all
-# three dtypes while its CPU was not slow throughout: bn's, and bl's, since bo's read its host
-# probe 1.94x other hosts'; the strided adds, which neither timed, are priced by the broadcast
-# rows, and bl's 1x1 convolutions over odd positions by its 7x7 layer rows) and the host run
-# whose model runs measure its accuracy.
-for spec in h200:validation/h200/2026-11-27bn:validation/h200/2026-11-27bn \
+# GPU name, the host run its bench comes from and the host run whose model runs measure its
+# accuracy. The bench is the one of that GPU, in all three dtypes, that predicts the stored runs
+# of the other host runs of its GPU best (data/profiles/README.md): bv's for the H200 (every
+# row of this version, the GPU gap's chains among them; its host probe read 1.34x two other
+# hosts of its CPU, and it predicted ay, au, bi, bk and bu better than bn's, which read 0.94x),
+# with bu's model runs, a fresh H200 of the same day; bl's for the H100 (bw's, with every row,
+# read 1.21x and timed its op mix while its CPU ran slow: Python eager 89 of 240 points on av,
+# bh, bj and bp against bl's 103; bo's read 1.94x). bl's strided adds are priced by its
+# broadcast rows and its 1x1 convolutions over odd positions by its 7x7 layer rows.
+for spec in h200:validation/h200/2026-11-27bv:validation/h200/2026-11-27bu \
             h100:validation/h100/2026-11-27bl:validation/h100/2026-11-27bl; do
   gpu=${spec%%:*}; rest=${spec#*:}; run=${rest%%:*}; rows=${rest#*:}
   out=$work  # measured() unpacks FILE.json.xz there
