@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "common/json_file.h"
+#include "predictor/work_list.h"
 
 namespace ftax {
 namespace {
@@ -194,7 +195,7 @@ LayerWork LayerKernelWork(const LayerShape& l, int64_t batch, int elem_size) {
   bool patchify = kernel > 1 && cin_g <= 4;  // an image cut into patches (lowering.cc)
   for (size_t i = 0; i < l.kernel.size(); ++i) patchify = patchify && l.kernel[i] > 1 && l.stride[i] == l.kernel[i];
   if (l.channels_last) w.work["variant"] = "nhwc";
-  else if (l.groups > 1) w.work["variant"] = (n & (n - 1)) == 0 ? "grouped" : "grouped_non_pow2";  // lowering.cc
+  else if (l.groups > 1) w.work["variant"] = KernelVariantName(GroupedVariant(n));
   else if (kernel == 1) w.work["variant"] = odd_pointwise ? "pointwise_odd" : "pointwise";
   else if (patchify) w.work["variant"] = "patchify";
   return w;

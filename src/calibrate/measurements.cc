@@ -195,8 +195,7 @@ Status ReadKernelRow(const json& row, const std::string& where, KernelMeasuremen
   }
   // Grouped convolutions whose output channels per group are not a power of two are their own
   // variant; benches write them as grouped.
-  if (k->work.variant == KernelVariant::kGrouped && k->work.n > 0 && (k->work.n & (k->work.n - 1)) != 0)
-    k->work.variant = KernelVariant::kGroupedNonPow2;
+  if (k->work.variant == KernelVariant::kGrouped && k->work.n > 0) k->work.variant = GroupedVariant(k->work.n);
   // The lowering shapes a batch norm by its positions per channel (m = images x spatial size)
   // and its channels (n); the bench's rows name them in their label ("batch_norm n8
   // 64x56x56"), and benches before the shape was written carry it there only.

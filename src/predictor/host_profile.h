@@ -52,8 +52,6 @@ struct KernelAnchor {
   // Set by PrepareAnchors (kernel_cost.h) from the class's fitted parameters: log2 of the shape (or of the
   // bytes) and log(us / model).
   double lm = 0, ln = 0, lk = 0, lb = 0, lbytes = 0, log_ratio = 0;
-  // The class curve's time at this anchor (µs), set with log_ratio.
-  double model_us = 0;
 };
 
 // GPU cost of one kernel class at one dtype:

@@ -190,6 +190,11 @@ bool VariantBelongsTo(KernelVariant v, KernelClass c) {
   return false;
 }
 
+KernelVariant GroupedVariant(int64_t channels_per_group) {
+  const bool pow2 = channels_per_group > 0 && (channels_per_group & (channels_per_group - 1)) == 0;
+  return pow2 ? KernelVariant::kGrouped : KernelVariant::kGroupedNonPow2;
+}
+
 bool LibraryChoosesKernels(KernelClass c) {
   return c == KernelClass::kGemm || c == KernelClass::kConv;
 }
@@ -284,7 +289,6 @@ void PrepareAnchors(GpuParams* gpu) {
       a.lb = Log2Pos(double(std::max<int64_t>(a.batch, 1)));
       a.lbytes = Log2Pos(a.bytes);
       const double model = ModelTimeUs(w, p, gpu->num_sms);
-      a.model_us = model;
       a.log_ratio = model > 0 && a.us > 0 ? std::log(a.us / model) : 0.0;
     }
     p.anchor_sms = gpu->num_sms;

@@ -1663,9 +1663,7 @@ class Walker {
     } else if (nhwc) {
       kw->variant = KernelVariant::kNhwc;
     } else if (groups > 1) {
-      const int64_t per_group = kw->n;
-      const bool pow2 = per_group > 0 && (per_group & (per_group - 1)) == 0;
-      kw->variant = pow2 ? KernelVariant::kGrouped : KernelVariant::kGroupedNonPow2;
+      kw->variant = GroupedVariant(kw->n);
     } else if (kernel == 1) {
       // Odd positions per image (7x7, 17x17, 35x35) in NCHW leave the GEMM's rows aligned to
       // one element, and the library runs other kernels for it (channels-last rows are not).

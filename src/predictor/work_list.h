@@ -70,8 +70,12 @@ constexpr int kNumKernelVariants = 17;
 // "strided", "grouped_non_pow2"
 const char* KernelVariantName(KernelVariant v);
 std::optional<KernelVariant> ParseKernelVariant(const std::string& name);
+// The variant of a grouped (not depthwise) convolution with this many output channels per
+// group: grouped_non_pow2 where that is not a power of two, else grouped. One rule for the
+// lowering, the bench's layer rows and the reader of older benches.
+KernelVariant GroupedVariant(int64_t channels_per_group);
 // Whether `v` is a variant of class `c` (nn and nn_bias of gemm, broadcast and strided of
-// elementwise, pointwise, pointwise_odd, grouped and patchify of conv, large_kernel of
+// elementwise, pointwise, pointwise_odd, grouped, grouped_non_pow2 and patchify of conv, large_kernel of
 // depthwise, nhwc of both, batch_norm
 // and layer_norm of norm, pool of reduction, contiguous and permute of copy; plain of every
 // class).

@@ -14,25 +14,11 @@
 One JSON line per case:
     python3 validation/scripts/conv_cpu_and_stream_gap.py > conv-gap.jsonl"""
 import json
-import time
 
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-
-def per_call_us(fn, x, calls=200, chains=7):
-    for _ in range(20):
-        fn(x)
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(chains):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn(x)
-        torch.cuda.synchronize()
-        times.append((time.perf_counter() - t0) * 1e6 / calls)
-    return sorted(times)[len(times) // 2]
+from grouped_conv_cpu_cost import per_call_us  # chains of calls, the median chain, per call
 
 
 def kernels(fn, x, calls=5):
