@@ -31,12 +31,13 @@ prior=(validation/h200/2026-11-23p/profile-refined.json validation/h100/2026-11-
 # of the other host runs of its GPU best (data/profiles/README.md): bv's for the H200 (every
 # row of this version, the GPU gap's chains among them; its host probe read 1.34x two other
 # hosts of its CPU, and it predicted ay, au, bi, bk and bu better than bn's, which read 0.94x),
-# with bu's model runs, a fresh H200 of the same day; bl's for the H100 (bw's, with every row,
-# read 1.21x and timed its op mix while its CPU ran slow: Python eager 89 of 240 points on av,
-# bh, bj and bp against bl's 103; bo's read 1.94x). bl's strided adds are priced by its
-# broadcast rows and its 1x1 convolutions over odd positions by its 7x7 layer rows.
+# with bu's model runs, a fresh H200 of the same day; by's for the H100 (every row, the gap's
+# chains among them, with its own model runs: on the stored runs of av, bh, bj, bp and bx it
+# predicted CUDA graphs 227 of 242 points right, TorchScript 64 of 158 and Python eager 137 of
+# 274, where bl's bench, shipped before it, had 221, 55 and 120; bw's timed its op mix while
+# its CPU ran slow; bo's read 1.94x).
 for spec in h200:validation/h200/2026-11-27bv:validation/h200/2026-11-27bu \
-            h100:validation/h100/2026-11-27bl:validation/h100/2026-11-27bl; do
+            h100:validation/h100/2026-11-27by:validation/h100/2026-11-27by; do
   gpu=${spec%%:*}; rest=${spec#*:}; run=${rest%%:*}; rows=${rest#*:}
   out=$work  # measured() unpacks FILE.json.xz there
   mapfile -t runs < <(measured "$root/$rows/torchscript-cudagraph.json" "$root/$rows/eager.json")

@@ -13,9 +13,11 @@
 # Results in $OUT (or ./out): bench.measurements.json, torchscript-cudagraph.json, eager.json,
 # export.json (which models traced, and why the others did not), campaign.log, and models.tar
 # (the traces, weights zeroed, for predicting from the trace on any machine).
-# Env: PRECISIONS (fp16,fp32), BATCHES (1,4,16,64,128), BUDGET_S (0.25), ROUNDS (1: the Python
+# Env: PRECISIONS (fp16,fp32), BATCHES (1,4,16,64,128), BUDGET_S (0.25), ROUNDS (2: the Python
 # eager stage's rounds; each round runs every model's process again, the models in a new
-# shuffled order, and a point's visits are pooled), TS_ROUNDS (3: the TorchScript stage visits every point this many times
+# shuffled order, and a point's visits are pooled, so that a slow stretch of the host reaches
+# a point in one visit, not all: host run bu's Python eager, in two rounds, 70% of points
+# right, where one round on other fresh hosts gave 47-60%), TS_ROUNDS (3: the TorchScript stage visits every point this many times
 # in shuffled order, so that a slow stretch of the host reaches every point alike), BENCH
 # (full|quick|none, default full), STAGES (ts,eager: which of the two to run), TS_FRAMEWORKS
 # (torchscript,cuda-graph: what `ftax validate` runs from the trace; CUDA graphs captured from
@@ -46,7 +48,7 @@ left() { echo $(( deadline - $(date +%s) )); }
 bench_share() { local l; l=$(left); local s=$(( l / 3 )); (( s < 240 )) && s=240; (( s > l )) && s=$l; echo $s; }
 if [[ $1 == */* ]]; then models=$(python3 scripts/model_zoo.py --part "$1") || exit 2; else models=$1; fi
 export MODELS=$models PRECISIONS=${PRECISIONS:-fp16,fp32} BATCHES=${BATCHES:-1,4,16,64,128}
-export BUDGET_S=${BUDGET_S:-0.25} ROUNDS=${ROUNDS:-1}
+export BUDGET_S=${BUDGET_S:-0.25} ROUNDS=${ROUNDS:-2}
 log() { echo "[zoo $(date +%H:%M:%S) +$(( $(date +%s) - start ))s] $*" | tee -a "$out/campaign.log" >&2; }
 log "part $1: $models"
 source scripts/gpu_env.sh
