@@ -3,6 +3,16 @@
 # way users run it, in one command that fits in one device call:
 #   validation/scripts/zoo_campaign.sh K/N          # part K of N; N=6 parts cover the 54 models
 #   validation/scripts/zoo_campaign.sh MODEL,MODEL  # those models
+# The 30 evaluation models of data/zoo/split.json, fp16, batch 1 and 8, as host runs by (H100)
+# and bz (H200) ran them on one machine, three calls of 7-8.5 minutes (validation/README.md):
+#   ev=$(python3 scripts/model_zoo.py --side evaluation)    # the 17 vision models, then 13 text
+#   VISION=$(echo "$ev" | cut -d, -f1-17) TEXT=$(echo "$ev" | cut -d, -f18-)
+#   PRECISIONS=fp16 BATCHES=1,8 BUDGET_S=0.12 STAGES=ts TS_FRAMEWORKS=torchscript TS_ROUNDS=2 \
+#     BENCH_TIMEOUT_S=320 DEADLINE_S=565 validation/scripts/zoo_campaign.sh "$TEXT"
+#   PRECISIONS=fp16 BATCHES=1,8 BUDGET_S=0.12 BENCH=none STAGES=eager DEADLINE_S=560 \
+#     validation/scripts/zoo_campaign.sh "$TEXT"           # then the same with "$VISION"
+# (the bench in three dtypes first, then TorchScript; Python eager and CUDA graphs captured from
+# eager code in the later calls, two rounds each).
 # It builds ftax if the carried binary does not run (in the background, while the part's models
 # are traced to TorchScript, which times nothing), benches the host (`ftax bench`, so that the
 # part is predicted from this host's own bench), runs `ftax validate` through the TorchScript
