@@ -26,8 +26,8 @@
 # Env: PRECISIONS (fp16,fp32), BATCHES (1,4,16,64,128), BUDGET_S (0.25), ROUNDS (2: the Python
 # eager stage's rounds; each round runs every model's process again, the models in a new
 # shuffled order, and a point's visits are pooled, so that a slow stretch of the host reaches
-# a point in one visit, not all: host run bu's Python eager, in two rounds, 70% of points
-# right, where one round on other fresh hosts gave 47-60%), TS_ROUNDS (3: the TorchScript stage visits every point this many times
+# a point in one visit, not all: host runs bu, by and bz, in two rounds, had 70-78% of Python
+# eager points right, where one round on the fresh hosts before them gave 47-60%), TS_ROUNDS (3: the TorchScript stage visits every point this many times
 # in shuffled order, so that a slow stretch of the host reaches every point alike), BENCH
 # (full|quick|none, default full), STAGES (ts,eager: which of the two to run), TS_FRAMEWORKS
 # (torchscript,cuda-graph: what `ftax validate` runs from the trace; CUDA graphs captured from
