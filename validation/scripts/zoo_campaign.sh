@@ -12,7 +12,9 @@
 #   PRECISIONS=fp16 BATCHES=1,8 BUDGET_S=0.12 BENCH=none STAGES=eager DEADLINE_S=560 \
 #     validation/scripts/zoo_campaign.sh "$TEXT"           # then the same with "$VISION"
 # (the bench in three dtypes first, then TorchScript; Python eager and CUDA graphs captured from
-# eager code in the later calls, two rounds each).
+# eager code in the later calls, two rounds each). Host run ca (H100) added TorchScript on the
+# vision models as a call of its own between them (205 s): the first call's TorchScript options
+# with BENCH=none DEADLINE_S=420 and "$VISION".
 # It builds ftax if the carried binary does not run (in the background, while the part's models
 # are traced to TorchScript, which times nothing), benches the host (`ftax bench`, so that the
 # part is predicted from this host's own bench), runs `ftax validate` through the TorchScript
