@@ -263,8 +263,9 @@ def op_layers(torch, dev, dt):
     # "conv:g4" is SqueezeBERT's layer (768 channels in 4 groups, 1x1 over 128 positions, with
     # its bias): the library runs it group by group, 13 kernels a call, and each group is a
     # call of its own to the CPU (on one H200 host 85.3 us a call in Python eager, against
-    # 27.8 for one group; on one H100 97.0 against 46.0). With it the chains' kernels per op
-    # range from 1 to 13, so each launch beyond an op's fewest is measured over that range.
+    # 27.8 for one group; on one H100 97.0 against 46.0). `ftax calibrate` leaves it out of
+    # the other geometries' fit (one cost per further launch cannot describe it) and notes its
+    # cost per call beside what that fit prices it at.
     return [
         ("conv", "library", img, lambda: half(nn.Conv2d(64, 64, 3, padding=1, bias=False))),
         ("conv:256c14", "library", t(1, 256, 14, 14), lambda: half(nn.Conv2d(256, 256, 3, padding=1, bias=False))),

@@ -705,22 +705,31 @@ TEST(ProfileFitTest, ChainsOfTwoOpsAndTorchScriptChains) {
   EXPECT_FALSE(MeasurementsFromJson(bad).ok());
 }
 
-// Convolution chains of several geometries (bench_eager.py's "conv:GEOMETRY" rows): a 3x3
-// convolution over NCHW launches four kernels per op, a 1x1 or depthwise one launches one. The
-// cost is fitted for one launch, and each further launch costs its own: by hand, 18 us per
-// op plus 3.5 us per extra launch gives slopes of 28.5, 18 and 18 us.
-TEST(ProfileFitTest, GeometriesLaunchingMoreKernelsPayPerLaunch) {
-  json j = testing::MakeSyntheticMeasurements(H200LikeSpec());
-  struct G { const char* geometry; double kernels, slope; };
-  for (const G& g : {G{"", 4, 28.5}, G{"1x1", 1, 18.0}, G{"dw", 1, 18.0}})
+// Python eager convolution chains of 1, 8, 32 and 64 ops per geometry ("" is the first chain),
+// each op costing `slope` us, the longest carrying its kernels.
+struct ConvGeometry {
+  const char* geometry;
+  double kernels, slope;
+};
+void AddConvChains(json* j, std::initializer_list<ConvGeometry> geometries) {
+  for (const ConvGeometry& g : geometries)
     for (int n : {1, 8, 32, 64}) {
       json r = {{"framework", "pytorch-eager"}, {"mode", "inference"}, {"class", "library"}, {"op", "conv"},
                 {"n_ops", n}, {"modules", 0}, {"issue_us", {{"median", 9 + g.slope * n}}},
                 {"call_us", {{"median", 20 + g.slope * n}}}};
       if (*g.geometry) r["geometry"] = g.geometry;
       if (n == 64) r["kernels_per_call"] = g.kernels * n;
-      j["dispatch"].push_back(r);
+      (*j)["dispatch"].push_back(r);
     }
+}
+
+// Convolution chains of several geometries (bench_eager.py's "conv:GEOMETRY" rows): a 3x3
+// convolution over NCHW launches four kernels per op, a 1x1 or depthwise one launches one. The
+// cost is fitted for one launch, and each further launch costs its own: by hand, 18 us per
+// op plus 3.5 us per extra launch gives slopes of 28.5, 18 and 18 us.
+TEST(ProfileFitTest, GeometriesLaunchingMoreKernelsPayPerLaunch) {
+  json j = testing::MakeSyntheticMeasurements(H200LikeSpec());
+  AddConvChains(&j, {{"", 4, 28.5}, {"1x1", 1, 18.0}, {"dw", 1, 18.0}});
   Expected<Measurements> m = MeasurementsFromJson(j);
   ASSERT_TRUE(m.ok()) << m.status().message();
   EXPECT_EQ(m->dispatch.back().geometry, "dw");
@@ -751,16 +760,7 @@ TEST(ProfileFitTest, GeometriesLaunchingMoreKernelsPayPerLaunch) {
 // would otherwise pull the launch cost up.
 TEST(ProfileFitTest, AGroupByGroupGeometryIsLeftOutOfTheSharedFitAndReported) {
   json j = testing::MakeSyntheticMeasurements(H200LikeSpec());
-  struct G { const char* geometry; double kernels, slope; };
-  for (const G& g : {G{"", 4, 28.5}, G{"1x1", 1, 18.0}, G{"dw", 1, 18.0}, G{"g4", 13, 90.0}})
-    for (int n : {1, 8, 32, 64}) {
-      json r = {{"framework", "pytorch-eager"}, {"mode", "inference"}, {"class", "library"}, {"op", "conv"},
-                {"n_ops", n}, {"modules", 0}, {"issue_us", {{"median", 9 + g.slope * n}}},
-                {"call_us", {{"median", 20 + g.slope * n}}}};
-      if (*g.geometry) r["geometry"] = g.geometry;
-      if (n == 64) r["kernels_per_call"] = g.kernels * n;
-      j["dispatch"].push_back(r);
-    }
+  AddConvChains(&j, {{"", 4, 28.5}, {"1x1", 1, 18.0}, {"dw", 1, 18.0}, {"g4", 13, 90.0}});
   Expected<Measurements> m = MeasurementsFromJson(j);
   ASSERT_TRUE(m.ok()) << m.status().message();
   Expected<Calibration> c = Calibrate(m.value(), TestOptions());
