@@ -1021,15 +1021,33 @@ class Walker {
       }
       return false;
     };
+    // An inference batch norm is an NNC op too (a per-channel affine), whatever kernels ATen
+    // runs it with: a group it joins becomes one generated kernel ("fused_batch_norm_add" in
+    // CUPTI records: RegNet's and MNASNet's residual adds, where the block's last batch norm,
+    // and the shortcut's, feed an out-of-place add). NNC makes no group of one op, so a batch
+    // norm whose output goes to a convolution or an in-place ReLU keeps its own kernels. An
+    // ONNX file's BatchNormalization is left alone: the exporters fold those a convolution
+    // feeds, and the ones left (DenseNet's, before its ReLU) fed an in-place ReLU in PyTorch,
+    // which the file writes as an out-of-place Relu.
+    auto batch_norm = [](const Op& op) { return IsAten(op.domain) && op.type == "batch_norm"; };
     const size_t n = g_.ops.size();
-    thread_local std::vector<int> single;  // op -> its dispatch, when that is one element-wise kernel
+    // op -> its dispatch, when that is one element-wise kernel or a batch norm
+    thread_local std::vector<int> single;
     single.assign(n, -1);
+    thread_local std::vector<char> is_bn;  // op -> a batch norm candidate
+    is_bn.assign(n, 0);
     bool any_candidate = false;
     for (size_t d = 0; d < work_.dispatches.size(); ++d) {
       const DispatchWork& w = work_.dispatches[d];
-      if (w.op_index < 0 || w.num_kernels != 1) continue;
-      if (work_.kernels[size_t(w.first_kernel)].cls != KernelClass::kElementwise) continue;
+      if (w.op_index < 0) continue;
       const Op& op = g_.ops[size_t(w.op_index)];
+      if (!op.outputs.empty() && op.repeat <= 1 && w.num_kernels >= 1 && batch_norm(op)) {
+        single[size_t(w.op_index)] = int(d);
+        is_bn[size_t(w.op_index)] = 1;
+        continue;
+      }
+      if (w.num_kernels != 1) continue;
+      if (work_.kernels[size_t(w.first_kernel)].cls != KernelClass::kElementwise) continue;
       if (op.outputs.empty() || op.repeat > 1 || !fusible_type(op)) continue;
       if (!gelu_input_.empty() && gelu_input_.count(w.op_index)) continue;  // an exported GELU
       single[size_t(w.op_index)] = int(d);
@@ -1040,7 +1058,9 @@ class Walker {
     // every point of a sweep, so no hashing of every tensor name). The ops counted are those
     // that dispatch, in order: an ONNX file's Constant nodes and folded shape arithmetic
     // between two members of a group (GPT-2's tanh GELU) cost nothing and move nothing.
-    constexpr size_t kWindow = 8;
+    // A batch norm may lie further back: RegNet's shortcut batch norm runs before the block's
+    // eight dispatches of its residual branch, and both meet at the add.
+    constexpr size_t kWindow = 8, kBatchNormWindow = 12;
     struct Edge {
       int producer, consumer;
       const std::string* tensor;
@@ -1054,9 +1074,10 @@ class Walker {
     for (size_t p = 0; p < dispatched.size(); ++p) {
       const size_t j = size_t(dispatched[p]);
       if (single[j] < 0) continue;
-      for (size_t q = p > kWindow ? p - kWindow : 0; q < p; ++q) {
+      for (size_t q = p > kBatchNormWindow ? p - kBatchNormWindow : 0; q < p; ++q) {
         const size_t k = size_t(dispatched[q]);
         if (single[k] < 0 || k >= j) continue;
+        if (p - q > kWindow && !is_bn[k]) continue;
         const std::string& out = g_.ops[k].outputs[0];
         for (const std::string& in : g_.ops[j].inputs)
           if (in == out) {
@@ -1124,9 +1145,15 @@ class Walker {
       if (i >= 0 && single[size_t(i)] >= 0 && size[size_t(find(i))] > 1) {
         const int r = find(i);
         const KernelWork& k = work_.kernels[size_t(d.first_kernel)];
+        double flops = 0;  // a batch norm's every kernel
+        for (int m = 0; m < d.num_kernels; ++m) flops += work_.kernels[size_t(d.first_kernel + m)].flops;
         auto [it, fresh] = acc.try_emplace(r, Group{k, {}});
         it->second.k.variant = KernelVariant::kPlain;  // NNC's own generated kernel
-        if (!fresh) it->second.k.flops += k.flops;
+        if (fresh && is_bn[size_t(i)]) {  // an element-wise kernel over the batch norm's output
+          it->second.k.cls = KernelClass::kElementwise;
+          it->second.k.dtype = opt_.precision;
+        }
+        it->second.k.flops = fresh ? flops : it->second.k.flops + flops;
         for (const std::string& in : g_.ops[size_t(i)].inputs) {
           if (in.empty() || internal(i, in)) continue;
           bool seen = false;

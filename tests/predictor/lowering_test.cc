@@ -89,6 +89,60 @@ TEST(LoweringTest, InPlaceOpsAndSharedIntermediatesAreNotFused) {
   EXPECT_EQ(w->kernels.size(), 3u);
 }
 
+// RegNet's residual block: the shortcut's batch norm and the residual branch's last one feed
+// an out-of-place add. NNC fuses inference batch norms with the element-wise ops they feed:
+// under TorchScript and CUDA graphs of the trace the two batch norms and the add are one
+// generated kernel ("fused_batch_norm_batch_norm_add" in CUPTI records, H100 and H200) and one
+// interpreter op, at the add. A batch norm that feeds an in-place ReLU forms no group (NNC
+// makes none of one op) and keeps its own kernels; eager code fuses nothing.
+TEST(LoweringTest, TorchScriptFusesBatchNormsIntoTheAddTheyFeed) {
+  Graph g;
+  for (const char* n : {"x", "c1", "p", "c2", "q", "r", "c3", "s", "y", "z"}) g.tensors[n] = T(n, {1, 64, 28, 28});
+  for (const char* n : {"w1", "w2", "w3"}) g.tensors[n] = T(n, {64, 64, 1, 1}, DType::kFloat32, true);
+  for (const char* n : {"g", "b", "m", "v"}) g.tensors[n] = T(n, {64}, DType::kFloat32, true);
+  g.ops.push_back(MakeOp("aten", "conv2d", {"x", "w1"}, {"c1"}));
+  g.ops.push_back(MakeOp("aten", "batch_norm", {"c1", "g", "b", "m", "v"}, {"p"}));  // 1: shortcut
+  g.ops.push_back(MakeOp("aten", "conv2d", {"x", "w2"}, {"c2"}));
+  g.ops.push_back(MakeOp("aten", "batch_norm", {"c2", "g", "b", "m", "v"}, {"q"}));  // 3
+  g.ops.push_back(MakeOp("aten", "relu_", {"q"}, {"r"}));
+  g.ops.push_back(MakeOp("aten", "conv2d", {"r", "w3"}, {"c3"}));
+  g.ops.push_back(MakeOp("aten", "batch_norm", {"c3", "g", "b", "m", "v"}, {"s"}));  // 6
+  g.ops.push_back(MakeOp("aten", "add", {"p", "s"}, {"y"}));                          // 7
+  g.ops.push_back(MakeOp("aten", "relu_", {"y"}, {"z"}));
+  g.outputs = {"z"};
+  Expected<WorkList> eager = Lower(g, {Framework::kPytorchEager, DType::kFloat16});
+  ASSERT_TRUE(eager.ok()) << eager.status().message();
+  auto kernels_of = [](const WorkList& w, int op) {
+    int n = 0;
+    for (const KernelWork& k : w.kernels) n += k.op_index == op;
+    return n;
+  };
+  // fp16 batch norm: two statistics kernels and the transform.
+  const int bn_kernels = kernels_of(eager.value(), 1);
+  EXPECT_EQ(bn_kernels, 3);
+  EXPECT_EQ(kernels_of(eager.value(), 7), 1);
+  for (Framework f : {Framework::kTorchscript, Framework::kCudaGraph}) {
+    SCOPED_TRACE(FrameworkName(f));
+    Expected<WorkList> w = Lower(g, {f, DType::kFloat16});
+    ASSERT_TRUE(w.ok()) << w.status().message();
+    // Two batch norms and the add (7 kernels, 3 dispatches) become one kernel and one op.
+    EXPECT_EQ(w->kernels.size(), eager->kernels.size() - 2 * size_t(bn_kernels) - 1 + 1);
+    EXPECT_EQ(w->dispatches.size(), eager->dispatches.size() - 2);
+    EXPECT_EQ(kernels_of(w.value(), 3), bn_kernels);  // before the in-place ReLU: its own kernels
+    int group = -1;
+    for (const DispatchWork& d : w->dispatches)
+      if (d.op_index == 7) group = d.first_kernel;
+    ASSERT_GE(group, 0);
+    const KernelWork& k = w->kernels[size_t(group)];
+    EXPECT_EQ(k.cls, KernelClass::kElementwise);
+    EXPECT_EQ(k.dtype, DType::kFloat16);
+    // Reads the two convolutions' outputs and the four per-channel tensors the batch norms
+    // share (half precision, as the model runs), writes y.
+    const double act = 64 * 28 * 28 * 2.0;
+    EXPECT_DOUBLE_EQ(k.bytes, 3 * act + 4 * 64 * 2.0);
+  }
+}
+
 // The ONNX form of a Swish / an SE block's gate: x -> Sigmoid -> Mul(x, sig), then a Relu of
 // the product. The ATen types' ONNX equivalents are fused as NNC fuses the aten ops: under
 // TorchScript and CUDA graphs one kernel (reading x once, writing y), one interpreter op; eager
