@@ -43,6 +43,11 @@ KernelClass FusedClass(const KernelWork& k) {
   return k.cls == KernelClass::kNorm && k.variant == KernelVariant::kBatchNorm ? KernelClass::kElementwise : k.cls;
 }
 
+// The bias add ATen runs after a convolution's library kernel (lowering's side kernel).
+bool IsConvBias(const KernelWork& k) {
+  return k.cls == KernelClass::kElementwise && k.variant == KernelVariant::kBroadcast;
+}
+
 class Fuser {
  public:
   explicit Fuser(const WorkList& eager) : in_(eager) {
@@ -68,12 +73,19 @@ class Fuser {
         SplitMultiHeadAttention(d);
         continue;
       }
+      // A convolution's bias: ATen adds it after cuDNN's kernel (a broadcast add over the
+      // output); Inductor calls the convolution without it and adds it in the Triton kernel
+      // that follows ("triton_poi_fused_convolution_relu" in CUPTI records of SqueezeNet 1.1).
+      int end = d.first_kernel + d.num_kernels;
+      if (d.cost_key && *d.cost_key == "conv")
+        while (end > d.first_kernel + 1 && IsConvBias(in_.kernels[size_t(end - 1)])) --end;
       DispatchWork e = d;
       e.cls = DispatchClass::kLibrary;
       e.first_kernel = int(out_.kernels.size());
-      for (int i = d.first_kernel; i < d.first_kernel + d.num_kernels; ++i)
-        out_.kernels.push_back(in_.kernels[size_t(i)]);
+      e.num_kernels = end - d.first_kernel;
+      for (int i = d.first_kernel; i < end; ++i) out_.kernels.push_back(in_.kernels[size_t(i)]);
       out_.dispatches.push_back(e);
+      for (int i = end; i < d.first_kernel + d.num_kernels; ++i) Add(in_.kernels[size_t(i)]);
     }
     Flush();
     if (mha_ > 0)

@@ -12,7 +12,8 @@
 // norm counts as element-wise, since Inductor decomposes it into a per-channel affine that
 // fuses into its neighbours' loop), moving as many bytes
 // as the member that moves the most (a fused chain streams its tensor once, not once per op),
-// with the members' FLOPs. Each library call and each fused kernel is one dispatch: one call
+// with the members' FLOPs. A convolution's bias, which ATen adds with a kernel of its own after
+// cuDNN's, is added in the fused kernel after the call. Each library call and each fused kernel is one dispatch: one call
 // of the compiled Python wrapper (default mode) or one node of the replayed graph
 // (reduce-overhead).
 //

@@ -68,6 +68,30 @@ TEST(InductorFusionTest, AnInferenceBatchNormFusesAsPointwiseWork) {
   }
 }
 
+// A convolution's bias: eager ATen adds it with a broadcast kernel after cuDNN's; Inductor calls
+// the convolution without it and adds it in the Triton kernel that follows, with the ReLU
+// ("triton_poi_fused_convolution_relu" in CUPTI records of SqueezeNet 1.1, H100). A GEMM's
+// side kernels stay inside its call.
+TEST(InductorFusionTest, AConvolutionsBiasJoinsTheTritonKernelAfterIt) {
+  KernelWork bias = K(KernelClass::kElementwise, 2500, 10);
+  bias.variant = KernelVariant::kBroadcast;
+  for (const char* op : {"conv2d", "linear"}) {
+    SCOPED_TRACE(op);
+    WorkList w;
+    Add(&w, DispatchClass::kLibrary, {K(KernelClass::kConv, 4000, 2e6), bias});
+    w.dispatches.back().cost_key = &DispatchCostKey("aten", op);
+    Add(&w, DispatchClass::kKernel, {K(KernelClass::kElementwise, 2000, 20)});
+    const WorkList out = FuseAsInductor(w);
+    ASSERT_EQ(out.dispatches.size(), 2u);
+    const bool conv = std::string(op) == "conv2d";
+    EXPECT_EQ(out.dispatches[0].num_kernels, conv ? 1 : 2);
+    ASSERT_EQ(out.kernels.size(), conv ? 2u : 3u);
+    // the bias and the ReLU: one kernel, as many bytes as the member that moves the most
+    EXPECT_DOUBLE_EQ(out.kernels.back().bytes, conv ? 2500 : 2000);
+    EXPECT_DOUBLE_EQ(out.kernels.back().flops, conv ? 30 : 20);
+  }
+}
+
 TEST(InductorFusionTest, RunsBetweenLibraryCallsBecomeOneKernelEach) {
   const WorkList out = FuseAsInductor(Eager());
   // conv, [bn + relu], conv (+ its bias add), [add + softmax], gemm; the view is gone.
