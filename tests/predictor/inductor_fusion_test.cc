@@ -92,6 +92,33 @@ TEST(InductorFusionTest, AConvolutionsBiasJoinsTheTritonKernelAfterIt) {
   }
 }
 
+// A residual add and the layer norm after it: one Triton kernel, priced as a layer norm of the
+// norm's rows and normalized size (its variant and shape kept), whichever member comes first.
+TEST(InductorFusionTest, AFusedLayerNormKeepsItsShape) {
+  KernelWork ln = K(KernelClass::kNorm, 2000, 50);
+  ln.variant = KernelVariant::kLayerNorm;
+  ln.m = 128;
+  ln.n = 768;
+  ln.k = 1;
+  for (bool add_first : {true, false}) {
+    SCOPED_TRACE(add_first ? "add, then the norm" : "the norm, then an add");
+    WorkList w;
+    Add(&w, DispatchClass::kLibrary, {K(KernelClass::kGemm, 5000, 3e6)});
+    if (add_first) Add(&w, DispatchClass::kKernel, {K(KernelClass::kElementwise, 3000, 30)});
+    Add(&w, DispatchClass::kKernel, {ln});
+    if (!add_first) Add(&w, DispatchClass::kKernel, {K(KernelClass::kElementwise, 3000, 30)});
+    const WorkList out = FuseAsInductor(w);
+    ASSERT_EQ(out.kernels.size(), 2u);
+    const KernelWork& f = out.kernels[1];
+    EXPECT_EQ(f.cls, KernelClass::kNorm);
+    EXPECT_EQ(f.variant, KernelVariant::kLayerNorm);
+    EXPECT_EQ(f.m, 128);
+    EXPECT_EQ(f.n, 768);
+    EXPECT_DOUBLE_EQ(f.bytes, 3000);
+    EXPECT_DOUBLE_EQ(f.flops, 80);
+  }
+}
+
 TEST(InductorFusionTest, RunsBetweenLibraryCallsBecomeOneKernelEach) {
   const WorkList out = FuseAsInductor(Eager());
   // conv, [bn + relu], conv (+ its bias add), [add + softmax], gemm; the view is gone.
