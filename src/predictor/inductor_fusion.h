@@ -13,7 +13,9 @@
 // fuses into its neighbours' loop), moving as many bytes
 // as the member that moves the most (a fused chain streams its tensor once, not once per op),
 // with the members' FLOPs. A convolution's bias, which ATen adds with a kernel of its own after
-// cuDNN's, is added in the fused kernel after the call. Each library call and each fused kernel is one dispatch: one call
+// cuDNN's, is added in the fused kernel after the call; a fused layer norm keeps its shape; a
+// reduction that shrinks its input (a global average pool) starts a kernel of its own. Each
+// library call and each fused kernel is one dispatch: one call
 // of the compiled Python wrapper (default mode) or one node of the replayed graph
 // (reduce-overhead).
 //

@@ -32,7 +32,8 @@ KernelWork K(KernelClass c, double bytes, double flops = 0) {
 
 // A ResNet-like stretch as eager runs it: a convolution, a batch norm (two small statistics
 // kernels and its transform), a ReLU, a view, a convolution whose bias is its own add, a
-// residual add and a softmax; then a GEMM with nothing after it.
+// residual add and a softmax (375 values in, 375 out: FLOPs five per output value, bytes in and
+// out, as lowering prices it); then a GEMM with nothing after it.
 WorkList Eager() {
   WorkList w;
   w.module_calls = 9;
@@ -43,7 +44,7 @@ WorkList Eager() {
   Add(&w, DispatchClass::kView, {});
   Add(&w, DispatchClass::kLibrary, {K(KernelClass::kConv, 4000, 2e6), K(KernelClass::kElementwise, 2500)});
   Add(&w, DispatchClass::kKernel, {K(KernelClass::kElementwise, 3000, 30)});
-  Add(&w, DispatchClass::kKernel, {K(KernelClass::kReduction, 1500, 40)});
+  Add(&w, DispatchClass::kKernel, {K(KernelClass::kReduction, 1500, 1875)});
   Add(&w, DispatchClass::kLibrary, {K(KernelClass::kGemm, 5000, 3e6)});
   return w;
 }
@@ -119,6 +120,24 @@ TEST(InductorFusionTest, AFusedLayerNormKeepsItsShape) {
   }
 }
 
+// A squeeze-excitation block's squeeze: the batch norm and SiLU before a global average pool are
+// one point-wise kernel and the pool another (its input is read again by the gate), where a
+// softmax, whose output is as large as its input, fuses with the point-wise work before it.
+TEST(InductorFusionTest, AReductionThatShrinksItsInputStartsAKernelOfItsOwn) {
+  // lowering's reduction kernels: FLOPs five per output value, bytes input and output (fp16)
+  KernelWork pool = K(KernelClass::kReduction, 2 * (64 * 56 * 56 + 64), 5 * 64);
+  KernelWork softmax = K(KernelClass::kReduction, 2 * 2 * 12 * 128 * 128, 5 * 12 * 128 * 128);
+  for (const auto& [reduction, kernels] : {std::pair{pool, 3u}, std::pair{softmax, 2u}}) {
+    WorkList w;
+    Add(&w, DispatchClass::kLibrary, {K(KernelClass::kConv, 3000, 1e6)});
+    Add(&w, DispatchClass::kKernel, {K(KernelClass::kElementwise, 2000, 20)});
+    Add(&w, DispatchClass::kKernel, {reduction});
+    const WorkList out = FuseAsInductor(w);
+    EXPECT_EQ(out.kernels.size(), kernels);
+    EXPECT_EQ(out.kernels.back().cls, KernelClass::kReduction);
+  }
+}
+
 TEST(InductorFusionTest, RunsBetweenLibraryCallsBecomeOneKernelEach) {
   const WorkList out = FuseAsInductor(Eager());
   // conv, [bn + relu], conv (+ its bias add), [add + softmax], gemm; the view is gone.
@@ -140,7 +159,7 @@ TEST(InductorFusionTest, RunsBetweenLibraryCallsBecomeOneKernelEach) {
   const KernelWork& tail = out.kernels[size_t(out.dispatches[3].first_kernel)];
   EXPECT_EQ(tail.cls, KernelClass::kReduction);
   EXPECT_DOUBLE_EQ(tail.bytes, 3000);
-  EXPECT_DOUBLE_EQ(tail.flops, 70);
+  EXPECT_DOUBLE_EQ(tail.flops, 1905);
   EXPECT_EQ(out.kernels[size_t(out.dispatches[4].first_kernel)].cls, KernelClass::kGemm);
   // Dispatch ranges stay consistent.
   int next = 0;
