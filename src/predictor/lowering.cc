@@ -1152,6 +1152,8 @@ class Walker {
         if (fresh && is_bn[size_t(i)]) {  // an element-wise kernel over the batch norm's output
           it->second.k.cls = KernelClass::kElementwise;
           it->second.k.dtype = opt_.precision;
+          it->second.k.m = it->second.k.n = it->second.k.k = 0;  // no batch-norm shape
+          it->second.k.batch = 1;
         }
         it->second.k.flops = fresh ? flops : it->second.k.flops + flops;
         for (const std::string& in : g_.ops[size_t(i)].inputs) {
