@@ -29,7 +29,9 @@ the kernels its layer count says, and only a measured point can tell how many. A
 holds 1x1 convolutions over odd positions per image (15x15, 31x31, 63x63; the calibration
 models have them only at 7x7): the GEMM's rows are then aligned to one element and the library
 runs slower kernels (CUPTI, H200: cutlass align1 GEMMs), so they are their own variant,
-pointwise_odd.
+pointwise_odd. Last, every dense, 1x1 and grouped 3x3 convolution is copied with its input and
+weights channels-last ("layout": "nhwc", "weights": "nhwc"), as torch.compile hands them to the
+library, which then runs other kernels (compiled_copies).
 
 `ftax bench` reads the file (data/zoo/layer-shapes.json, found beside the binary once
 installed) and times every row at batch 1, 8 and 64 (kernel rows labelled "layer ...").
@@ -219,6 +221,30 @@ def layer_norms_of(name, path, shapes, ftax):
     return norms, unresolved
 
 
+def compiled_copies(rows):
+    """The convolutions as torch.compile runs them: Inductor makes every 2-D convolution's input
+    and weights channels-last and calls the library with both (src/predictor/lowering.cc), where
+    cuDNN picks other kernels than for NCHW: a 1x1 layer becomes one cuBLASLt GEMM, a 3x3 one
+    an NHWC implicit GEMM without layout transposes (CUPTI, H100, ResNet-101 under
+    torch.compile: 3x3 layers 2.7x faster than the NCHW calls the rows above time). One copy,
+    "layout": "nhwc" and "weights": "nhwc", of each dense, 1x1 and grouped 3x3 row (grids
+    included); depthwise and patchify layers keep their own variants under torch.compile."""
+    out = []
+    for r in rows:
+        if r["op"] != "conv" or r.get("layout") == "nhwc" or len(r["spatial"]) != 2:
+            continue
+        k = kind(r)
+        if k not in ("dense", "pointwise", "grouped") or (k == "grouped" and max(r["kernel"]) == 1):
+            continue
+        c = {f: v for f, v in r.items() if f not in ("models", "count", "grid", "kind")}
+        c.update({"layout": "nhwc", "weights": "nhwc"})
+        c.update({"models": r.get("models", []), "count": r.get("count", 0), "kind": k})
+        if r.get("grid"):
+            c["grid"] = True
+        out.append(c)
+    return out
+
+
 def key(row):
     return json.dumps({k: v for k, v in row.items() if k not in ("models", "count")}, sort_keys=True)
 
@@ -238,7 +264,7 @@ def kind(row):
 
 
 LABEL = re.compile(r"^layer (conv|max_pool|avg_pool) n(\d+) (\d+)->(\d+) ([\dx]+) k([\dx]+) s([\dx]+) p([\dx]+)"
-                   r"(?: d([\dx]+))? g(\d+)( ceil)?( nhwc)?$")
+                   r"(?: d([\dx]+))? g(\d+)( ceil)?( nhwc)?( w-nhwc)?$")
 
 
 def ints(text):
@@ -263,7 +289,7 @@ def layer_work(label, elem_size):
     op, n, cin, cout = m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4))
     spatial, kernel, stride, pad = ints(m.group(5)), ints(m.group(6)), ints(m.group(7)), ints(m.group(8))
     dil = ints(m.group(9)) if m.group(9) else [1] * len(spatial)
-    groups, ceil, nhwc = int(m.group(10)), bool(m.group(11)), bool(m.group(12))
+    groups, ceil, nhwc, w_nhwc = int(m.group(10)), bool(m.group(11)), bool(m.group(12)), bool(m.group(13))
     out = []
     for i in range(len(spatial)):
         span = spatial[i] + 2 * pad[i] - dil[i] * (kernel[i] - 1) - 1
@@ -285,7 +311,9 @@ def layer_work(label, elem_size):
             w.update({"m": 0, "n": 0, "k": 0, "batch": 1})
         return "depthwise", w
     w.update({"m": mm, "n": nn, "k": kk, "batch": groups})
-    if nhwc:
+    if nhwc and w_nhwc and ka == 1 and groups == 1:
+        w["variant"] = "pointwise_nhwc"
+    elif nhwc:
         w["variant"] = "nhwc"
     elif groups > 1:
         # cuDNN runs widths that are not a power of two (24, 48) with a weight transform
@@ -411,12 +439,14 @@ def main():
     rows = [r for r in rows if r["op"] != "conv"] + sorted(kept + grid, key=lambda r: (kind(r), -r["count"], key(r)))
     for r in rows:
         r["kind"] = kind(r)
+    rows += compiled_copies(rows)
     doc = {
         "schema_version": 1,
         "kind": "ftax-layer-shapes",
         "about": "Convolution, pooling and layer-norm geometries of the calibration models "
                  "(data/zoo/split.json), at batch 1, with grids of patchify, grouped 3x3, grouped 1x1 "
-                 "and odd-sized 1x1 convolutions; "
+                 "and odd-sized 1x1 convolutions, and a copy of each dense, 1x1 and grouped 3x3 "
+                 "convolution with channels-last input and weights, as torch.compile runs them; "
                  "ftax bench times each at batch 1, 8 and 64. Made by scripts/layer_shapes.py from "
                  "tests/data/parity.",
         "models": report,

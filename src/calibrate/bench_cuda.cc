@@ -454,13 +454,16 @@ class Bench {
           xs.insert(xs.end(), l.spatial.begin(), l.spatial.end());
           at::Tensor x = at::randn(xs, Opts(d));
           // A channels-last input, as a model hands it over; the weights stay as a module keeps
-          // them (contiguous), so cuDNN's copy of a dense weight to NHWC is timed too.
+          // them (contiguous), so cuDNN's copy of a dense weight to NHWC is timed too, unless
+          // the row asks for channels-last weights (torch.compile's layout, its copies apart).
           if (l.channels_last) x = x.contiguous(at::MemoryFormat::ChannelsLast);
           const bool two_d = l.spatial.size() == 2;
           if (l.op == "conv") {
             std::vector<int64_t> ws = {l.cout, l.cin / l.groups};
             ws.insert(ws.end(), l.kernel.begin(), l.kernel.end());
             std::vector<at::Tensor> w = ColdCopies(ws, d);
+            if (l.weights_channels_last)
+              for (at::Tensor& wi : w) wi = wi.contiguous(at::MemoryFormat::ChannelsLast);
             size_t i = 0;
             KernelRow(lw.cls, d, lw.label, lw.work, [&] {
               const at::Tensor& wi = w[i++ % w.size()];

@@ -127,6 +127,14 @@ Expected<LayerShapes> LayerShapesFromJson(const json& doc, const std::string& wh
       l.channels_last = lay == "nhwc";
       if (l.channels_last && dims != 2) return InvalidInput(at + ".layout: nhwc needs 2 spatial dims");
     }
+    if (row.contains("weights")) {
+      const json& wl = row["weights"];
+      if (!wl.is_string() || (wl != "nchw" && wl != "nhwc"))
+        return InvalidInput(at + ".weights: expected \"nchw\" or \"nhwc\"");
+      l.weights_channels_last = wl == "nhwc";
+      if (l.weights_channels_last && (!l.channels_last || l.op != "conv"))
+        return InvalidInput(at + ".weights: nhwc weights need a convolution with \"layout\": \"nhwc\"");
+    }
     l.kind = row.value("kind", "");
     for (int64_t o : LayerOutputSpatial(l))
       if (o < 1) return InvalidInput(at + ": the kernel is larger than the padded input (no output)");
@@ -164,7 +172,8 @@ LayerWork LayerKernelWork(const LayerShape& l, int64_t batch, int elem_size) {
             std::to_string(l.cout) + " " + Join(l.spatial, "x") + " k" + Join(l.kernel, "x") + " s" +
             Join(l.stride, "x") + " p" + Join(l.pad, "x") +
             (Product(l.dilation) > 1 ? " d" + Join(l.dilation, "x") : "") + " g" +
-            std::to_string(l.groups) + (l.ceil_mode ? " ceil" : "") + (l.channels_last ? " nhwc" : "");
+            std::to_string(l.groups) + (l.ceil_mode ? " ceil" : "") + (l.channels_last ? " nhwc" : "") +
+            (l.weights_channels_last ? " w-nhwc" : "");
   if (l.op != "conv") {  // the lowering's reduction recipe: 5 FLOPs per output, in + out bytes
     w.cls = "reduction";
     w.work = {{"flops", 5.0 * out_elems}, {"bytes", (in_elems + out_elems) * es}, {"variant", "pool"}};
@@ -194,7 +203,8 @@ LayerWork LayerKernelWork(const LayerShape& l, int64_t batch, int elem_size) {
     w.work.update({{"m", m}, {"n", n}, {"k", k}, {"batch", l.groups}});
   bool patchify = kernel > 1 && cin_g <= 4;  // an image cut into patches (lowering.cc)
   for (size_t i = 0; i < l.kernel.size(); ++i) patchify = patchify && l.kernel[i] > 1 && l.stride[i] == l.kernel[i];
-  if (l.channels_last) w.work["variant"] = "nhwc";
+  if (l.channels_last && l.weights_channels_last && kernel == 1 && l.groups == 1) w.work["variant"] = "pointwise_nhwc";
+  else if (l.channels_last) w.work["variant"] = "nhwc";
   else if (l.groups > 1) w.work["variant"] = KernelVariantName(GroupedVariant(n));
   else if (kernel == 1) w.work["variant"] = odd_pointwise ? "pointwise_odd" : "pointwise";
   else if (patchify) w.work["variant"] = "patchify";

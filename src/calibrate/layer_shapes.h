@@ -33,6 +33,11 @@ struct LayerShape {
   // The input's memory format: false NCHW (contiguous), true channels-last (NHWC memory, as a
   // convolution after ConvNeXt's permute back to NCHW reads it; the file's "layout": "nhwc").
   bool channels_last = false;
+  // The weights' memory format, for a channels-last convolution: false as a module keeps them
+  // (NCHW; cuDNN copies a dense weight to NHWC inside the call), true channels-last too, as
+  // torch.compile hands both to the library (its layout copies are kernels of their own; a
+  // 1x1 weight is channels-last as stored). The file's "weights": "nhwc".
+  bool weights_channels_last = false;
   std::string kind;  // the file's label (dense, grouped, patchify, ...), for messages only
 };
 

@@ -33,6 +33,7 @@ struct PredictOptions {
   std::string plot;
   std::string whatif;
   int samples = 64;
+  int kernels = 0;  // --kernels: kernel groups listed per point (-1 all)
   double headroom_tolerance_pct = 5;
   bool strict = false;
 };
@@ -264,6 +265,8 @@ Status SetUpSweep(const PredictOptions& o, Sweep* s) {
   s->request.precisions = precs.value();
   s->request.batches = batches.value();
   s->request.interval_samples = o.samples;
+  if (o.kernels < -1) return InvalidInput("--kernels must be a count, or -1 for every group");
+  s->request.kernel_groups = o.kernels;
   return Status::Ok();
 }
 
@@ -491,6 +494,11 @@ void SetupPredictCommand(CLI::App& app) {
                   "seq=N (the sequence dim of an arch spec or a model's symbolic dim 'seq'), "
                   "framework=F, precision=P, profile=NAME|FILE, batch=N, cpu=F (every CPU-side cost "
                   "F times: 1.5 is a shared host's CPU in its slow state, 0.8 a faster CPU)");
+  cmd->add_option("--kernels", o->kernels,
+                  "list each point's N most expensive GPU kernels, equal ones (op type, class, shape) "
+                  "grouped, with their predicted time and share: which layers the compute goes to, to "
+                  "compare with a profiler's kernel records (-1: every group; JSON: kernel_groups)")
+      ->capture_default_str();
   cmd->add_option("--samples", o->samples, "Monte Carlo samples for the interval (0: none)")
       ->capture_default_str();
   cmd->add_flag("--strict", o->strict,

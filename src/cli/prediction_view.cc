@@ -38,7 +38,54 @@ json PointJson(const PredictionPoint& p) {
     for (const auto& [op, v] : p.op_compute_ms) ops[op] = {{"ms", v.first}, {"kernels", v.second}};
     j["compute_ms_by_op"] = ops;
   }
+  if (!p.kernel_groups.empty()) {
+    json groups = json::array();
+    for (const auto& g : p.kernel_groups) {
+      const KernelWork& k = g.shape;
+      json one = {{"op_type", g.op_type}, {"class", KernelClassName(k.cls)},
+                  {"variant", KernelVariantName(k.variant)}, {"dtype", DTypeName(k.dtype)},
+                  {"flops", k.flops}, {"bytes", k.bytes}, {"count", g.count},
+                  {"kernels_launched", g.launched}, {"us_each", g.us_each}, {"us_total", g.us_total}};
+      if (k.m || k.n || k.k) one["mnk"] = {k.m, k.n, k.k, k.batch};
+      groups.push_back(one);
+    }
+    j["kernel_groups"] = groups;
+  }
   return j;
+}
+
+// What one kernel group is, for a table: "conv nhwc 12544x64x576" or "elementwise 3.2 MB".
+std::string KernelShapeText(const KernelWork& k) {
+  std::string s = KernelClassName(k.cls);
+  if (*KernelVariantName(k.variant)) s += std::string(" ") + KernelVariantName(k.variant);
+  if (k.m || k.n || k.k) {
+    s += " " + std::to_string(k.m) + "x" + std::to_string(k.n) + "x" + std::to_string(k.k);
+    if (k.batch > 1) s += " x" + std::to_string(k.batch);
+  } else {
+    s += " " + Fixed(k.bytes / 1e6, 2) + " MB";
+  }
+  return s;
+}
+
+// --kernels: each point's most expensive kernel groups (equal kernels of one op type and
+// shape together), with their share of the point's GPU time.
+std::string KernelGroupsText(const PredictionPoint& p) {
+  if (p.kernel_groups.empty()) return "";
+  TextTable t({"op_type", "kernel (class variant m x n x k [x batch])", "count", "launched", "us_each",
+               "us_total", "share"});
+  double shown = 0;
+  for (const auto& g : p.kernel_groups) {
+    shown += g.us_total;
+    t.AddRow({g.op_type, KernelShapeText(g.shape), std::to_string(g.count), std::to_string(g.launched),
+              Fixed(g.us_each, 2), Fixed(g.us_total, 1),
+              Fixed(p.compute_ms > 0 ? 100 * g.us_total / (1e3 * p.compute_ms) : 0, 1) + "%"});
+  }
+  std::ostringstream out;
+  out << "\nGPU kernels by shape, " << Label(p.framework, p.precision) << " batch " << p.batch << " ("
+      << p.kernel_groups.size() << " groups, " << Fixed(shown / 1e3, 3) << " of " << Fixed(p.compute_ms, 3)
+      << " compute ms):\n"
+      << t.Render();
+  return out.str();
 }
 
 // "CPU time by op type, pytorch-eager fp16 batch 1: batch_norm 0.718 ms (20), ...": the op
@@ -214,6 +261,7 @@ std::string PredictionTable(const PredictionReport& r, const std::vector<WidthHe
     out << "width headroom " << Label(h.framework, h.precision) << " at batch " << h.batch << ": "
         << Fixed(h.factor, 2) << "x wider within +" << Fixed(h.tolerance_pct, 0) << "% latency\n";
   for (const auto& p : r.points) out << OpFrameworkLine(p);
+  for (const auto& p : r.points) out << KernelGroupsText(p);
   for (const auto& p : r.points)
     if (p.sync_wait_ms > 0)
       out << "CPU waiting for the GPU, " << Label(p.framework, p.precision) << " batch " << p.batch << ": "

@@ -44,13 +44,13 @@ double Log2Pos(double v) { return std::log2(std::max(v, 1.0)); }
 bool Shaped(int64_t m, int64_t n, int64_t k) { return m > 0 && n > 0 && k > 0; }
 
 // The variants whose anchors may price a kernel of variant `v`, in order: its own; then the
-// variant it is a case of (pointwise_odd: pointwise; strided: broadcast; grouped_non_pow2:
-// grouped), for profiles
+// variant it is a case of (pointwise_odd and pointwise_nhwc: pointwise; strided: broadcast;
+// grouped_non_pow2: grouped), for profiles
 // measured before it had rows of its own; then the plain class.
 struct AnchorVariants {
   explicit AnchorVariants(KernelVariant v) {
     list[n++] = v;
-    if (v == KernelVariant::kPointwiseOdd) list[n++] = KernelVariant::kPointwise;
+    if (v == KernelVariant::kPointwiseOdd || v == KernelVariant::kPointwiseNhwc) list[n++] = KernelVariant::kPointwise;
     if (v == KernelVariant::kStrided) list[n++] = KernelVariant::kBroadcast;
     if (v == KernelVariant::kGroupedNonPow2) list[n++] = KernelVariant::kGrouped;
     if (v != KernelVariant::kPlain) list[n++] = KernelVariant::kPlain;
@@ -176,6 +176,7 @@ bool VariantBelongsTo(KernelVariant v, KernelClass c) {
     case KernelVariant::kStrided: return c == KernelClass::kElementwise;
     case KernelVariant::kPointwise:
     case KernelVariant::kPointwiseOdd:
+    case KernelVariant::kPointwiseNhwc:
     case KernelVariant::kGrouped:
     case KernelVariant::kGroupedNonPow2:
     case KernelVariant::kPatchify: return c == KernelClass::kConv;
@@ -314,6 +315,7 @@ const char* KernelVariantName(KernelVariant v) {
     case KernelVariant::kPointwiseOdd: return "pointwise_odd";
     case KernelVariant::kStrided: return "strided";
     case KernelVariant::kGroupedNonPow2: return "grouped_non_pow2";
+    case KernelVariant::kPointwiseNhwc: return "pointwise_nhwc";
   }
   return "";
 }

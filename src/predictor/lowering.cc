@@ -1693,6 +1693,10 @@ class Walker {
       kw->variant = KernelVariant::kNhwc;
     } else if (groups > 1) {
       kw->variant = GroupedVariant(kw->n);
+    } else if (kernel == 1 && inductor_channels_last_ && x->size() == 4) {
+      // Under torch.compile both the input and the weight (a 1x1 weight is channels-last as
+      // stored) are NHWC: cuDNN runs one cuBLASLt GEMM, no layout transposes.
+      kw->variant = KernelVariant::kPointwiseNhwc;
     } else if (kernel == 1) {
       // Odd positions per image (7x7, 17x17, 35x35) in NCHW leave the GEMM's rows aligned to
       // one element, and the library runs other kernels for it (channels-last rows are not).

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <tuple>
 #include <map>
 
 namespace ftax {
@@ -560,6 +561,34 @@ std::map<int, std::pair<double, int>> KernelUsByOp(const WorkList& work, const R
     us += kt[i];
     count += i < p.kernel_nodes.size() ? p.kernel_nodes[i] : 1;
   }
+  return out;
+}
+
+std::vector<KernelGroup> KernelGroups(const WorkList& work, const ResolvedParams& p,
+                                      const std::vector<std::string>& op_types) {
+  const std::vector<double> kt = KernelTimes(work, p);
+  std::map<std::tuple<std::string, int, int, int, int64_t, int64_t, int64_t, int64_t, double, double>, KernelGroup> groups;
+  for (size_t i = 0; i < work.kernels.size(); ++i) {
+    const KernelWork& k = work.kernels[i];
+    const bool known = k.op_index >= 0 && size_t(k.op_index) < op_types.size();
+    const std::string type = known ? op_types[size_t(k.op_index)] : "(framework)";
+    KernelGroup& g = groups[{type, int(k.cls), int(k.variant), int(k.dtype), k.m, k.n, k.k, k.batch, k.flops, k.bytes}];
+    if (g.count == 0) {
+      g.op_type = type;
+      g.shape = k;
+    }
+    g.count += 1;
+    g.launched += i < p.kernel_nodes.size() ? p.kernel_nodes[i] : 1;
+    g.us_total += kt[i];
+  }
+  std::vector<KernelGroup> out;
+  out.reserve(groups.size());
+  for (auto& [key, g] : groups) {
+    g.us_each = g.us_total / g.count;
+    out.push_back(std::move(g));
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const KernelGroup& a, const KernelGroup& b) { return a.us_total > b.us_total; });
   return out;
 }
 

@@ -174,4 +174,20 @@ std::map<std::string, std::pair<double, int>> OpFrameworkUs(const WorkList& work
 // keyed by KernelWork::op_index (-1: kernels the framework adds, e.g. Inductor's copies).
 std::map<int, std::pair<double, int>> KernelUsByOp(const WorkList& work, const ResolvedParams& p);
 
+// The work list's kernels grouped by what prices them: graph op type, class, variant, dtype
+// and shape (m, n, k, batch, flops, bytes). Equal layers (ResNet's repeated 3x3 convolutions)
+// fall in one group. Sorted by GPU time, most first; `op_type` of framework-added kernels is
+// "(framework)". For reading which layers a prediction spends its GPU time on (`ftax predict
+// --kernels`), and for comparing them with a profiler's kernel records.
+struct KernelGroup {
+  std::string op_type;
+  KernelWork shape;      // op_index of the group's first kernel
+  int count = 0;         // work-list kernels in the group
+  int launched = 0;      // GPU kernels they launch (a library call's extra kernels counted)
+  double us_each = 0;    // GPU time of one
+  double us_total = 0;
+};
+std::vector<KernelGroup> KernelGroups(const WorkList& work, const ResolvedParams& p,
+                                      const std::vector<std::string>& op_types);
+
 }  // namespace ftax

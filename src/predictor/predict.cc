@@ -64,6 +64,10 @@ Expected<PredictionPoint> PredictWork(const WorkList& work, const HostProfile& p
       ms += v.first / 1e3;
       kernels += v.second;
     }
+    std::vector<std::string> types;
+    types.reserve(graph->ops.size());
+    for (const auto& op : graph->ops) types.push_back(op.type);
+    p.kernel_groups = KernelGroups(work, rp.value(), types);
   }
   p.generic_ops = work.generic_ops;
   p.unpriced_ops = work.unpriced_ops;
@@ -113,6 +117,8 @@ Expected<PredictionReport> PredictSweep(const GraphAtBatch& model, const HostPro
             PredictPoint(*g.value(), profile, f, d, req.interval_samples, req.seed, &report.notes);
         if (!p.ok()) return p.status();
         p->batch = b;
+        if (req.kernel_groups >= 0 && p->kernel_groups.size() > size_t(req.kernel_groups))
+          p->kernel_groups.resize(size_t(req.kernel_groups));
         if (p->bound == "compute") {
           if (!first_compute_bound) first_compute_bound = b;
         } else if (!first_compute_bound) {

@@ -20,6 +20,7 @@
 #include "graph/graph.h"
 #include "predictor/framework.h"
 #include "predictor/host_profile.h"
+#include "predictor/pipeline.h"
 #include "predictor/work_list.h"
 
 namespace ftax {
@@ -33,6 +34,9 @@ struct PredictRequest {
   int interval_samples = 64;  // Monte Carlo samples of the parameters; 0: no interval
   uint64_t seed = 1;
   bool find_crossover = true;
+  // Per point, keep this many of its kernel groups (PredictionPoint::kernel_groups), the
+  // most expensive first; -1 all, 0 none.
+  int kernel_groups = 0;
   int64_t crossover_max_batch = 8192;
 };
 
@@ -63,6 +67,9 @@ struct PredictionPoint {
   // a kernel count can be traced to the ops that make it. Filled where the graph is known
   // (PredictPoint, PredictWork given the graph).
   std::map<std::string, std::pair<double, int>> op_compute_ms;
+  // The point's kernels grouped by op type, class and shape, most GPU time first (pipeline.h
+  // KernelGroups); filled where the graph is known, trimmed by PredictRequest::kernel_groups.
+  std::vector<KernelGroup> kernel_groups;
   // Op types the lowering had no rule for (work_list.h): priced from counts, or guessed.
   std::map<std::string, int> generic_ops;
   std::map<std::string, int> unpriced_ops;

@@ -21,14 +21,21 @@ TensorInfo T(const std::string& name, const std::vector<int64_t>& dims, bool ini
   return t;
 }
 
-// The first kernel the graph launches, from input x to output y, lowered for CUDA graphs: the
-// layer's (a permute before it is a view).
-KernelWork LastLayerKernel(Graph* g) {
+// The layer's kernel, from input x to output y, lowered for CUDA graphs (a permute before it is
+// a view), or for torch.compile where the row's weights are channels-last (Inductor's layout
+// copies before it are kernels of their own).
+KernelWork LastLayerKernel(Graph* g, Framework f = Framework::kCudaGraph) {
   g->inputs = {"x"};
   g->outputs = {"y"};
-  Expected<WorkList> w = Lower(*g, {Framework::kCudaGraph, DType::kFloat16});
+  if (g->tensors.count("y2")) {
+    g->inputs.push_back("x2");
+    g->outputs.push_back("y2");
+  }
+  Expected<WorkList> w = Lower(*g, {f, DType::kFloat16});
   EXPECT_TRUE(w.ok()) << w.status().message();
   if (!w.ok() || w->kernels.empty()) return {};
+  for (const KernelWork& k : w->kernels)
+    if (k.cls != KernelClass::kCopy) return k;
   return w->kernels.front();
 }
 
@@ -68,6 +75,26 @@ KernelWork Lowered(const LayerShape& l, int64_t batch) {
   } else {
     op.type = l.op == "max_pool" ? "MaxPool" : "AveragePool";
     op.inputs = {"x"};
+  }
+  if (l.weights_channels_last) {
+    // torch.compile makes input and weights channels-last itself, where the model's work is
+    // mostly dense convolutions (Inductor's rule, lowering.cc): a dense 3x3 convolution
+    // beside the layer stands for the rest of a model such as ResNeXt's.
+    g.ops.push_back(op);
+    g.tensors["x2"] = T("x2", {batch, 256, 56, 56});
+    g.tensors["w2"] = T("w2", {256, 256, 3, 3}, true);
+    g.tensors["y2"] = T("y2", {batch, 256, 56, 56});
+    Op dense = op;
+    dense.name = "dense";
+    dense.inputs = {"x2", "w2"};
+    dense.outputs = {"y2"};
+    dense.attrs["group"].i = 1;
+    dense.attrs["kernel_shape"] = ints({3, 3});
+    dense.attrs["pads"] = ints({1, 1, 1, 1});
+    dense.attrs["strides"] = ints({1, 1});
+    dense.attrs["dilations"] = ints({1, 1});
+    g.ops.push_back(dense);
+    return LastLayerKernel(&g, Framework::kTorchCompileReduceOverhead);
   }
   if (l.channels_last) {  // the input comes from a permute back to NCHW, as in ConvNeXt
     std::vector<int64_t> nhwc = {x[0], x[2], x[3], x[1]};
@@ -134,7 +161,7 @@ TEST(LayerShapesTest, ShippedLayersAreTheLoweringsWork) {
     }
   }
   // The kinds the plain grids missed are all there.
-  for (const char* v : {"conv/grouped", "conv/patchify", "conv/pointwise", "conv/pointwise_odd", "conv/", "depthwise/",
+  for (const char* v : {"conv/grouped", "conv/patchify", "conv/pointwise", "conv/pointwise_odd", "conv/pointwise_nhwc", "conv/", "depthwise/",
                         "depthwise/large_kernel", "depthwise/nhwc", "conv/nhwc", "reduction/pool",
                         "norm/layer_norm"})
     EXPECT_GT(variants[v], 0) << v;

@@ -87,26 +87,30 @@ TEST(KernelCostTest, AVariantUsesItsOwnAnchorsOrElseThePlainOnes) {
   EXPECT_NEAR(AnchorFactor(plain, p), 2.0, 1e-9);
 }
 
-// A 1x1 convolution over odd positions is priced by its own anchors; a profile measured
-// before it had any prices it by the pointwise ones, and only without those by the plain.
-TEST(KernelCostTest, AnOddPointwiseConvolutionFallsBackToThePointwiseAnchors) {
-  KernelParams p = GemmParams();
-  KernelWork plain = Gemm(9800, 64, 192);
-  KernelWork pw = Gemm(9800, 64, 192, KernelVariant::kPointwise);
-  KernelWork odd = Gemm(9800, 64, 192, KernelVariant::kPointwiseOdd);
-  p.anchors = {AnchorAt(plain, 2.0 * ModelTimeUs(plain, p, kSms))};
-  p = Prepared(p);
-  EXPECT_NEAR(AnchorFactor(odd, p), 2.0, 1e-9);
-  EXPECT_EQ(ReachOf(odd, p), AnchorReach::kVariantUnmeasured);
-  p.anchors.push_back(AnchorAt(pw, 0.8 * ModelTimeUs(pw, p, kSms)));
-  p = Prepared(p);
-  EXPECT_NEAR(AnchorFactor(odd, p), 0.8, 1e-9);
-  EXPECT_EQ(ReachOf(odd, p), AnchorReach::kNear);
-  p.anchors.push_back(AnchorAt(odd, 3.0 * ModelTimeUs(odd, p, kSms)));
-  p = Prepared(p);
-  EXPECT_NEAR(AnchorFactor(odd, p), 3.0, 1e-9);
-  EXPECT_NEAR(AnchorFactor(pw, p), 0.8, 1e-9);
-  EXPECT_NEAR(AnchorFactor(plain, p), 2.0, 1e-9);
+// A 1x1 convolution over odd positions, or one torch.compile runs channels-last, is priced by
+// its own anchors; a profile measured before it had any prices it by the pointwise ones, and
+// only without those by the plain.
+TEST(KernelCostTest, OddAndChannelsLastPointwiseConvolutionsFallBackToThePointwiseAnchors) {
+  for (KernelVariant v : {KernelVariant::kPointwiseOdd, KernelVariant::kPointwiseNhwc}) {
+    SCOPED_TRACE(KernelVariantName(v));
+    KernelParams p = GemmParams();
+    KernelWork plain = Gemm(9800, 64, 192);
+    KernelWork pw = Gemm(9800, 64, 192, KernelVariant::kPointwise);
+    KernelWork odd = Gemm(9800, 64, 192, v);
+    p.anchors = {AnchorAt(plain, 2.0 * ModelTimeUs(plain, p, kSms))};
+    p = Prepared(p);
+    EXPECT_NEAR(AnchorFactor(odd, p), 2.0, 1e-9);
+    EXPECT_EQ(ReachOf(odd, p), AnchorReach::kVariantUnmeasured);
+    p.anchors.push_back(AnchorAt(pw, 0.8 * ModelTimeUs(pw, p, kSms)));
+    p = Prepared(p);
+    EXPECT_NEAR(AnchorFactor(odd, p), 0.8, 1e-9);
+    EXPECT_EQ(ReachOf(odd, p), AnchorReach::kNear);
+    p.anchors.push_back(AnchorAt(odd, 3.0 * ModelTimeUs(odd, p, kSms)));
+    p = Prepared(p);
+    EXPECT_NEAR(AnchorFactor(odd, p), 3.0, 1e-9);
+    EXPECT_NEAR(AnchorFactor(pw, p), 0.8, 1e-9);
+    EXPECT_NEAR(AnchorFactor(plain, p), 2.0, 1e-9);
+  }
 }
 
 // A strided add (a transposed operand and a contiguous one) is priced by its own anchors,

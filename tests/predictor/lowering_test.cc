@@ -382,7 +382,7 @@ TEST(LoweringTest, OddPositionsMakeAPointwiseConvolutionItsOwnVariant) {
   EXPECT_EQ(variant_at(14, Framework::kCudaGraph), KernelVariant::kPointwise);
   EXPECT_EQ(variant_at(28, Framework::kCudaGraph), KernelVariant::kPointwise);
   EXPECT_EQ(variant_at(1, Framework::kCudaGraph), KernelVariant::kPointwise);
-  EXPECT_EQ(variant_at(35, Framework::kTorchCompile), KernelVariant::kPointwise);
+  EXPECT_EQ(variant_at(35, Framework::kTorchCompile), KernelVariant::kPointwiseNhwc);
 }
 
 // The odd-position variant is shaped as the library runs it, one GEMM per image: m is the
@@ -1278,9 +1278,9 @@ TEST(LoweringTest, TorchCompileRunsConvolutionsChannelsLastByInductorsRule) {
   resnet.tensors["z"] = T("z", {8, 128, 54, 54}, DType::kFloat16);
   resnet.ops = {conv("x", "w3", "y", 1), conv("y", "w1", "z", 1)};
   EXPECT_EQ(variants(resnet, Framework::kTorchCompile),
-            (std::vector<KernelVariant>{KernelVariant::kNhwc, KernelVariant::kPointwise}));
+            (std::vector<KernelVariant>{KernelVariant::kNhwc, KernelVariant::kPointwiseNhwc}));
   EXPECT_EQ(variants(resnet, Framework::kTorchCompileReduceOverhead),
-            (std::vector<KernelVariant>{KernelVariant::kNhwc, KernelVariant::kPointwise}));
+            (std::vector<KernelVariant>{KernelVariant::kNhwc, KernelVariant::kPointwiseNhwc}));
   EXPECT_EQ(variants(resnet, Framework::kPytorchEager),
             (std::vector<KernelVariant>{KernelVariant::kPlain, KernelVariant::kPointwise}));
 
