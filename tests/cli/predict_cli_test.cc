@@ -80,6 +80,45 @@ TEST(PredictCliTest, PerOpCostsSayWhereTheCpuTimeGoes) {
   EXPECT_EQ(by_class.out.find("CPU time by op type"), std::string::npos);
 }
 
+// --kernels says where the GPU time goes: every group of equal kernels (op type, class, shape)
+// with its time; all of them add up to the point's compute time and kernel count, a limit keeps
+// the costliest, and without the option the JSON has no such list.
+TEST(PredictCliTest, KernelGroupsAddUpToTheComputeTime) {
+  const std::string cmd = "predict --arch resnet:depth=50 --profile data/profiles/h100.json "
+                          "--framework cuda-graph,torch-compile-reduce-overhead --precision fp16 --batch 1,8 --format json";
+  CliRun all = RunFtax(cmd + " --kernels -1");
+  ASSERT_EQ(all.rc, 0) << all.out;
+  auto j = nlohmann::json::parse(all.out);
+  ASSERT_EQ(j["predictions"].size(), 4u);
+  for (const auto& p : j["predictions"]) {
+    ASSERT_TRUE(p.contains("kernel_groups")) << p.dump();
+    double us = 0, last = 1e300;
+    int launched = 0;
+    for (const auto& g : p["kernel_groups"]) {
+      const double total = g["us_total"];
+      EXPECT_LE(total, last + 1e-9);  // costliest first
+      last = total;
+      EXPECT_NEAR(total, g["us_each"].get<double>() * g["count"].get<int>(), 1e-6 * total + 1e-9);
+      us += total;
+      launched += g["kernels_launched"].get<int>();
+    }
+    EXPECT_NEAR(us, 1e3 * p["compute_ms"].get<double>(), 1e-6 * us);
+    EXPECT_EQ(launched, p["kernels"].get<int>());
+    EXPECT_EQ(p["kernel_groups"][0]["class"], "conv") << p["kernel_groups"][0].dump();
+  }
+  CliRun top = RunFtax(cmd + " --kernels 3");
+  ASSERT_EQ(top.rc, 0);
+  for (const auto& p : nlohmann::json::parse(top.out)["predictions"]) EXPECT_EQ(p["kernel_groups"].size(), 3u);
+  CliRun none = RunFtax(cmd);
+  ASSERT_EQ(none.rc, 0);
+  for (const auto& p : nlohmann::json::parse(none.out)["predictions"]) EXPECT_FALSE(p.contains("kernel_groups"));
+  CliRun table = RunFtax("predict --arch resnet:depth=50 --profile validation/h200/2026-11-22b/profile.json "
+                         "--framework cuda-graph --precision fp16 --batch 1 --kernels 4");
+  ASSERT_EQ(table.rc, 0);
+  EXPECT_NE(table.out.find("GPU kernels by shape, cuda-graph fp16 batch 1 (4 groups"), std::string::npos) << table.out;
+  EXPECT_EQ(RunFtax(cmd + " --kernels -2").rc, 2);
+}
+
 TEST(PredictCliTest, ErrorsExitTwo) {
   EXPECT_EQ(RunFtax("predict --arch bert --profile /nonexistent/p.json").rc, 2);
   EXPECT_EQ(RunFtax("predict --arch bogus --profile validation/h200/2026-11-22b/profile.json").rc, 2);
