@@ -447,6 +447,7 @@ class Bench {
     if (opt_.quick && batches.size() > 2) batches = {batches.front(), batches.back()};
     for (int64_t nb : batches) {
       for (const LayerShape& l : layers_.layers) {
+        if (!l.batches.empty() && std::find(l.batches.begin(), l.batches.end(), nb) == l.batches.end()) continue;
         const LayerWork lw = LayerKernelWork(l, nb, ElemSize(d));
         if (!Want(lw.cls)) continue;
         try {

@@ -1,5 +1,6 @@
 #include "calibrate/layer_shapes.h"
 
+#include <algorithm>
 #include <functional>
 #include <numeric>
 
@@ -134,6 +135,16 @@ Expected<LayerShapes> LayerShapesFromJson(const json& doc, const std::string& wh
       l.weights_channels_last = wl == "nhwc";
       if (l.weights_channels_last && (!l.channels_last || l.op != "conv"))
         return InvalidInput(at + ".weights: nhwc weights need a convolution with \"layout\": \"nhwc\"");
+    }
+    if (row.contains("batches")) {
+      const json& bs = row["batches"];
+      if (!bs.is_array() || bs.empty()) return InvalidInput(at + ".batches: expected a list of the file's batches");
+      for (const json& b : bs) {
+        if (!b.is_number_integer() ||
+            std::find(s.batches.begin(), s.batches.end(), b.get<int64_t>()) == s.batches.end())
+          return InvalidInput(at + ".batches: " + b.dump() + " is not one of the file's batches");
+        l.batches.push_back(b.get<int64_t>());
+      }
     }
     l.kind = row.value("kind", "");
     for (int64_t o : LayerOutputSpatial(l))

@@ -38,6 +38,9 @@ struct LayerShape {
   // torch.compile hands both to the library (its layout copies are kernels of their own; a
   // 1x1 weight is channels-last as stored). The file's "weights": "nhwc".
   bool weights_channels_last = false;
+  // The batches this row is timed at, where it names its own ("batches", a subset of the
+  // file's); empty: every batch of the file.
+  std::vector<int64_t> batches;
   std::string kind;  // the file's label (dense, grouped, patchify, ...), for messages only
 };
 

@@ -270,6 +270,34 @@ TEST(LayerShapesTest, HandCountedLayerNorm) {
   EXPECT_EQ(w.label, "layer layer_norm n8 3136x96");
 }
 
+// A 1x1 layer as torch.compile runs it (input and weights channels-last): its own variant,
+// shaped as the aligned pointwise one, labelled apart from the NCHW row, timed at its batches.
+TEST(LayerShapesTest, AChannelsLastRowForTorchCompile) {
+  const json doc = {{"kind", "ftax-layer-shapes"},
+                    {"batches", {1, 8, 64}},
+                    {"layers", {{{"op", "conv"}, {"cin", 256}, {"cout", 64}, {"spatial", {56, 56}},
+                                 {"kernel", {1, 1}}, {"layout", "nhwc"}, {"weights", "nhwc"}, {"batches", {1, 8}}},
+                                {{"op", "conv"}, {"cin", 64}, {"cout", 64}, {"spatial", {56, 56}},
+                                 {"kernel", {3, 3}}, {"pad", {1, 1}}, {"layout", "nhwc"}, {"weights", "nhwc"}}}}};
+  Expected<LayerShapes> s = LayerShapesFromJson(doc, "f.json");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  const LayerShape& pw = s->layers[0];
+  EXPECT_TRUE(pw.channels_last && pw.weights_channels_last);
+  EXPECT_EQ(pw.batches, (std::vector<int64_t>{1, 8}));
+  LayerWork w = LayerKernelWork(pw, 8, 2);
+  EXPECT_EQ(w.label, "layer conv n8 256->64 56x56 k1x1 s1x1 p0x0 g1 nhwc w-nhwc");
+  EXPECT_EQ(w.work["variant"], "pointwise_nhwc");
+  EXPECT_EQ(w.work["m"], 8 * 56 * 56);
+  EXPECT_EQ(w.work["n"], 64);
+  EXPECT_EQ(w.work["k"], 256);
+  EXPECT_EQ(w.work["batch"], 1);
+  const LayerShape& dense = s->layers[1];
+  EXPECT_TRUE(dense.batches.empty());  // every batch of the file
+  w = LayerKernelWork(dense, 1, 2);
+  EXPECT_EQ(w.work["variant"], "nhwc");
+  EXPECT_EQ(w.work["k"], 64 * 9);
+}
+
 TEST(LayerShapesTest, BadRowsAreNamed) {
   const json good = {{"kind", "ftax-layer-shapes"},
                      {"batches", {1, 8}},
@@ -301,6 +329,13 @@ TEST(LayerShapesTest, BadRowsAreNamed) {
          j["layers"][0]["spatial"] = {14};
          j["layers"][0]["kernel"] = {3};
        }, "nhwc needs 2 spatial dims"},
+      {"weights", [](json& j) { j["layers"][0]["weights"] = "nhwc"; }, "nhwc weights need"},
+      {"weights value", [](json& j) {
+         j["layers"][0]["layout"] = "nhwc";
+         j["layers"][0]["weights"] = "ohwi";
+       }, "f.json.layers[0].weights"},
+      {"row batches", [](json& j) { j["layers"][0]["batches"] = {1, 64}; }, "64 is not one of the file's batches"},
+      {"row batches empty", [](json& j) { j["layers"][0]["batches"] = json::array(); }, "f.json.layers[0].batches"},
   };
   for (const Case& c : cases) {
     json j = good;
