@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The generated blocks of docs/validation.md: `zoo_report.py` run on the reports that each block's
-BEGIN marker names, comma-separated (with each host run's eager.json, torchscript-cudagraph.json
+BEGIN marker names, comma-separated (with each host run's eager.json, compile.json, torchscript-cudagraph.json
 and export.json, or their .xz, as failure lists).
 
     validation_summary.py --check docs/validation.md   # exit 1 when a block is stale
@@ -25,7 +25,7 @@ def render(reports):
     failures = []
     for report in reports:
         run = os.path.dirname(report)
-        for f in ("eager.json", "torchscript-cudagraph.json", "export.json"):
+        for f in ("eager.json", "compile.json", "torchscript-cudagraph.json", "export.json"):
             path = os.path.join(ROOT, run, f)
             if os.path.exists(path) or os.path.exists(path + ".xz"):  # run files may be kept xz'd
                 failures.append(path if os.path.exists(path) else path + ".xz")
