@@ -77,8 +77,10 @@ def kernel_records(torch, fn, calls=5):
     return float(per), statistics.median(sums), statistics.median(spans)
 
 
-def compile_rows(torch, dev, fw, mode, quick, timed):
-    """Rows of torch.compile'd chains in one mode (see the module's docstring)."""
+def compile_rows(torch, dev, fw, mode, quick, timed, gauged):
+    """Rows of torch.compile'd chains in one mode (see the module's docstring), each with the
+    CPU gauge read around its timing (gauged), as the eager rows have it, so that `ftax
+    calibrate` brings them to the host's fast state with the rest."""
     ns = [1, 16, 64] if quick else [1, 8, 32, 64]
     x0 = torch.randn(8, 8, device=dev)
     w = torch.randn(8, 8, device=dev)
@@ -121,20 +123,22 @@ def compile_rows(torch, dev, fw, mode, quick, timed):
                         cf(x0)
                     torch.cuda.synchronize()
                     call = spread(timed(lambda: cf(x0)))
+                    row = gauged({})  # the gauge of this timing, before the kernel pass
                     kernels, kernel_us, span_us = kernel_records(torch, lambda: cf(x0))
                 except Exception as e:  # one chain that fails to compile costs only its row
                     print(f"bench_eager.py: {fw} {cls} x{n} failed: {repr(e)[:300]}", file=sys.stderr)
                     continue
                 n_ops = n if cls == "view" else max(1, round(kernels))
-                rows.append({"framework": fw, "mode": "inference", "class": cls, "n_ops": n_ops,
-                             "modules": 0, "source_ops": n, "kernels_per_call": kernels,
-                             "compile_s": round(compile_s, 2), "call_us": call,
-                             "gpu_kernel_us": kernel_us, "gpu_span_us": span_us})
+                row.update({"framework": fw, "mode": "inference", "class": cls, "n_ops": n_ops,
+                            "modules": 0, "source_ops": n, "kernels_per_call": kernels,
+                            "compile_s": round(compile_s, 2), "call_us": call,
+                            "gpu_kernel_us": kernel_us, "gpu_span_us": span_us})
+                rows.append(row)
                 print(f"bench_eager.py: {fw} {cls} x{n}: {kernels:g} kernels, "
                       f"{call['median']:.1f} us per call, compiled in {compile_s:.1f} s",
                       file=sys.stderr)
     if mode == "default":
-        rows += compiled_op_rows(torch, dev, fw, quick, timed)
+        rows += compiled_op_rows(torch, dev, fw, quick, timed, gauged)
     torch._dynamo.reset()
     return rows
 
@@ -155,23 +159,31 @@ def layer_chain(torch, layers):
 
 # Library ops a compiled model still calls one by one (Inductor leaves them to cuDNN, cuBLAS
 # and the attention kernels: "extern" calls in its wrapper), each costing the wrapper what
-# ATen's path to that library costs: a convolution far more than a matrix product.
-COMPILED_LIBRARY_OPS = ("conv", "linear", "matmul", "scaled_dot_product_attention")
+# ATen's path to that library costs: a convolution far more than a matrix product. The
+# convolution in four geometries, as for eager code (op_layers): one geometry's chain alone
+# cost 35.1 us a convolution on one H100 host and 63.0 on one H200 (host runs cb and cd), whose
+# models' compiled convolutions came out priced low and high; Inductor runs a 1x1 layer with no
+# weight copy and a 3x3 one with it, and the fit prices each launch beyond the fewest.
+COMPILED_LIBRARY_OPS = ("conv", "conv:256c14", "conv:1x1", "conv:dw", "linear", "matmul",
+                        "scaled_dot_product_attention")
 
 
-def compiled_op_rows(torch, dev, fw, quick, timed):
+def compiled_op_rows(torch, dev, fw, quick, timed, gauged):
     """Chains of n layers of one library op (op_layers' modules, with their parameters, as a
     compiled model holds them) compiled in the default mode and timed per call: issue_us until
     the compiled call returns, call_us until the GPU is done. A convolution's chain includes
     what Inductor adds around it (its channels-last copies of the weight), as a model's does.
-    The longest chain of each op gets its kernel records, all from one profiled pass."""
-    ns = [1, 16] if quick else [1, 16, 48]
+    The longest chain of each op gets its kernel records, all from one profiled pass. The
+    further convolution geometries are chains of 1 and 16 (their compiles are most of the
+    section's time); each row carries the CPU gauge read around its timing."""
+    ns_all = [1, 16] if quick else [1, 16, 48]
     layers = {key: (x_in, make) for key, _, x_in, make in op_layers(torch, dev, torch.float16)}
     rows, longest = [], []
 
     with torch.inference_mode():
         for key in COMPILED_LIBRARY_OPS:
             x_in, make = layers[key]
+            ns = [1, 16] if ":" in key else ns_all
             for n in ns:
                 torch._dynamo.reset()
                 try:
@@ -193,10 +205,12 @@ def compiled_op_rows(torch, dev, fw, quick, timed):
                 except Exception as e:  # one chain that fails to compile costs only its rows
                     print(f"bench_eager.py: {fw} op {key} x{n} failed: {repr(e)[:300]}", file=sys.stderr)
                     continue
-                row = {"framework": fw, "mode": "inference", "class": "library", "op": key, "n_ops": n,
-                       "modules": 0, "call_us": spread(call), "issue_us": spread(issue),
-                       "compile_s": round(compile_s, 2), "kernels_per_call": None,
-                       "gpu_kernel_us": None, "gpu_span_us": None}
+                row = gauged({"framework": fw, "mode": "inference", "class": "library", "op": key.split(":")[0],
+                              "n_ops": n, "modules": 0, "call_us": spread(call), "issue_us": spread(issue),
+                              "compile_s": round(compile_s, 2), "kernels_per_call": None,
+                              "gpu_kernel_us": None, "gpu_span_us": None})
+                if ":" in key:
+                    row["geometry"] = key.split(":", 1)[1]
                 rows.append(row)
                 if n == ns[-1]:
                     longest.append((key, lambda cf=cf, x0=x0: cf(x0), row))
@@ -772,7 +786,7 @@ def main():
     for mode in filter(None, a.compile.split(",")):
         if "compile:" + mode in done:
             continue
-        rows += compile_rows(torch, dev, compile_fw[mode], mode, a.quick, timed)
+        rows += compile_rows(torch, dev, compile_fw[mode], mode, a.quick, timed, gauged)
         section_done("compile:" + mode)
     if not rows:
         print("bench_eager.py: nothing to measure (--modes, --ops and --compile all empty)", file=sys.stderr)

@@ -1,6 +1,7 @@
 // Fits on SYNTHETIC measurements generated from known parameters (synthetic_measurements.h):
 // the fits must recover them, report plausible standard errors and held-out errors, and
 // refuse data that the model cannot explain.
+#include "calibrate/cpu_gauge.h"
 #include "calibrate/profile_fit.h"
 
 #include <cmath>
@@ -421,6 +422,57 @@ TEST(ProfileFitTest, WrittenProfileValidatesAndCarriesFitQuality) {
   ASSERT_NE(gemm, nullptr);
   EXPECT_GT(gemm->max_flops, gemm->min_flops);
   EXPECT_EQ(gemm->points, 77);
+}
+
+// torch.compile's convolutions in several geometries, each chain with the CPU gauge read around
+// it: the chains are brought to the host's fast state (the gauges' 10th percentile) and fitted
+// together, one cost for the fewest launches and one per further launch. By hand: 20 us a
+// convolution plus 8 per further launch at the fast state (gauge 3.0); the 3x3 chain (a
+// weight copy beside each convolution: 2 launches) ran at gauge 6.0, twice as slow, so it
+// measured 2 x (20 + 8) = 56 us a convolution; the 1x1 and depthwise chains (1 launch) ran
+// fast, 20 us. Without its gauge the 3x3 chain would price each further launch at 36.
+TEST(ProfileFitTest, TorchCompileConvolutionGeometriesAreBroughtToTheFastStateAndFittedTogether) {
+  SyntheticSpec spec = H200LikeSpec();
+  spec.frameworks.push_back({Framework::kTorchCompile, 38.0, {0.6, 14.0, 15.0}, 0, 1.5, 0});
+  json j = testing::MakeSyntheticMeasurements(spec);
+  struct Chain {
+    const char* geometry;
+    double kernels, slope, gauge;
+    std::vector<int> lengths;
+  };
+  for (const Chain& g : {Chain{"", 2, 56.0, 6.0, {1, 16, 48}}, Chain{"1x1", 1, 20.0, 3.0, {1, 16}},
+                         Chain{"dw", 1, 20.0, 3.0, {1, 16}}})
+    for (int n : g.lengths) {
+      const double slow = g.gauge / 3.0;
+      json r = {{"framework", "torch-compile"}, {"mode", "inference"}, {"class", "library"}, {"op", "conv"},
+                {"n_ops", n}, {"modules", 0}, {"issue_us", {{"median", 50 * slow + g.slope * n}}},
+                {"call_us", {{"median", 60 * slow + g.slope * n}}}, {"cpu_gauge_us", g.gauge}};
+      if (*g.geometry) r["geometry"] = g.geometry;
+      if (n == g.lengths.back()) r["kernels_per_call"] = g.kernels * n;
+      j["dispatch"].push_back(r);
+    }
+  Expected<Measurements> m = MeasurementsFromJson(j);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  const CpuGaugeNormalization n = NormalizeToCpuGauge(&m.value());  // as `ftax calibrate` does
+  EXPECT_DOUBLE_EQ(n.reference_us, 3.0);
+  Expected<Calibration> c = Calibrate(m.value(), TestOptions());
+  ASSERT_TRUE(c.ok());
+  const FrameworkFit* f = FindFramework(c.value(), Framework::kTorchCompile);
+  ASSERT_NE(f, nullptr);
+  EXPECT_NEAR(f->params.op_us.at("conv").value, 20.0, 1e-6);
+  EXPECT_NEAR(f->params.op_launch_us.at("conv").value, 8.0, 1e-6);
+  EXPECT_DOUBLE_EQ(f->params.op_kernels.at("conv"), 1.0);
+  // The same chains without their gauges (benches before 2026-11-28): the slow chain prices
+  // the further launch several times over.
+  for (json& r : j["dispatch"]) r.erase("cpu_gauge_us");
+  Expected<Measurements> raw = MeasurementsFromJson(j);
+  ASSERT_TRUE(raw.ok());
+  NormalizeToCpuGauge(&raw.value());
+  Expected<Calibration> c2 = Calibrate(raw.value(), TestOptions());
+  ASSERT_TRUE(c2.ok());
+  const FrameworkFit* f2 = FindFramework(c2.value(), Framework::kTorchCompile);
+  ASSERT_NE(f2, nullptr);
+  EXPECT_GT(f2->params.op_launch_us.at("conv").value, 3 * 8.0);
 }
 
 }  // namespace

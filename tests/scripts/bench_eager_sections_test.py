@@ -69,6 +69,11 @@ class ResumeTest(unittest.TestCase):
         # each is a key the lowering gives a library call (src/predictor/lowering_rules.cc)
         self.assertIn("conv", bench_eager.COMPILED_LIBRARY_OPS)
         self.assertNotIn("layer_norm", bench_eager.COMPILED_LIBRARY_OPS)  # Inductor generates it
+        # the convolution in the eager chains' four geometries, each an "op": "conv" row
+        geometries = [k for k in bench_eager.COMPILED_LIBRARY_OPS if k.startswith("conv:")]
+        self.assertEqual(sorted(geometries), ["conv:1x1", "conv:256c14", "conv:dw"])
+        self.assertEqual({k.split(":")[0] for k in bench_eager.COMPILED_LIBRARY_OPS},
+                         {"conv", "linear", "matmul", "scaled_dot_product_attention"})
 
 
 if __name__ == "__main__":
