@@ -36,6 +36,19 @@ MissCause ExplainMiss(const MissEvidence& e) {
       return c;
     }
   }
+  // Far more kernels than the graph holds: the prediction priced another program.
+  constexpr double kExtraShare = 1.15, kExtraKernels = 10;
+  if (e.measured_ms > e.predicted_ms && e.predicted_kernels > 0 &&
+      e.measured_kernels >= kExtraShare * e.predicted_kernels &&
+      e.measured_kernels - e.predicted_kernels >= kExtraKernels) {
+    char b[300];
+    std::snprintf(b, sizeof(b), "%.0f kernels ran a call where %.0f are predicted: work the priced graph does not "
+                  "hold (a branch on a tensor's value, a graph break) or kernels a library adds",
+                  e.measured_kernels, e.predicted_kernels);
+    c.kind = "unpredicted kernels";
+    c.detail = b;
+    return c;
+  }
   constexpr double kSlowProbe = 1.25;
   if (e.measured_ms > e.predicted_ms && e.host_probe_us > 0 && e.bench_probe_us > 0 &&
       e.host_probe_us >= kSlowProbe * e.bench_probe_us) {

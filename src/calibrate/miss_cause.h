@@ -5,11 +5,14 @@
 // is put on the host's drift instead: the measurement itself did not hold still. A point
 // measured slower than predicted while the process's own probe (the chain of small adds timed
 // before it, scripts/validate_eager.py) ran at least 1.25x the bench's cost for the same chain
-// is put on the process instead: "slow process".
+// is put on the process instead: "slow process". A point measured slower than predicted that
+// launched over 15% more kernels than predicted (and at least 10 more) is put on them:
+// "unpredicted kernels", work the priced graph does not hold (a branch on a tensor's value that
+// the trace fixed, a graph break, a cache that grows) or kernels a library adds.
 //
 //   MissEvidence e; e.measured_ms = ...; e.predicted_ms = ...; ...
-//   MissCause c = ExplainMiss(e);   // c.kind: "host drift", "slow process", "framework overhead",
-//                                   // "kernel time"
+//   MissCause c = ExplainMiss(e);   // c.kind: "host drift", "unpredicted kernels", "slow process",
+//                                   // "framework overhead", "kernel time"
 #pragma once
 
 #include <array>
@@ -29,10 +32,13 @@ struct MissEvidence {
   // The row's probe, µs per op of 64 small adds timed in its process before the point, and the
   // bench's cost for the same chain (Python eager's kernel-class dispatch); < 0: unknown.
   double host_probe_us = -1, bench_probe_us = -1;
+  // GPU kernels a call launched, measured (CUPTI) and predicted; 0: unknown.
+  double measured_kernels = 0, predicted_kernels = 0;
 };
 
 struct MissCause {
-  std::string kind;    // "host drift", "slow process", "framework overhead" or "kernel time"
+  std::string kind;    // "host drift", "unpredicted kernels", "slow process", "framework overhead" or
+                       // "kernel time"
   std::string detail;  // one sentence with the numbers
   double kernel_delta_ms = 0;    // measured - predicted kernel time
   double overhead_delta_ms = 0;  // measured - predicted time that is not kernel time

@@ -261,6 +261,8 @@ Expected<ValidationReport> CompareMeasurements(const json& measured, const HostP
       e.measured_class_ms = r.measured_class_ms;
       e.predicted_class_ms = r.predicted.class_ms;
       e.visit_medians_ms = r.visit_medians_ms;
+      e.measured_kernels = r.measured_kernels;
+      e.predicted_kernels = r.predicted.kernels;
       // Python eager's probe (validate_eager.py's) against the bench's Python chain. A C++
       // row's probe is not evidence of a slow visit: on host run as the same model measured
       // in either probe state ran at the same ratio to its prediction.

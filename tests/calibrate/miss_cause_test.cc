@@ -50,6 +50,28 @@ TEST(MissCauseTest, VisitsThatSpreadPastTheToleranceWithOneAgreeingAreHostDrift)
   EXPECT_NE(c.detail.find("4 visits ranged 1.60x"), std::string::npos) << c.detail;
 }
 
+// BART's encoder under Python eager (host run cd): 250 kernels a call where the trace holds
+// 189, its per-layer check on the host dropped by the trace; measured 11.1 ms, predicted 6.9.
+TEST(MissCauseTest, FarMoreKernelsThanPredictedAreTheCause) {
+  MissEvidence e = Evidence();
+  e.measured_kernels = 250;
+  e.predicted_kernels = 189;
+  MissCause c = ExplainMiss(e);
+  EXPECT_EQ(c.kind, "unpredicted kernels");
+  EXPECT_NE(c.detail.find("250 kernels ran a call where 189 are predicted"), std::string::npos) << c.detail;
+  // Not when the point ran faster than predicted, nor for a few kernels or a small share more.
+  MissEvidence fast = e;
+  fast.measured_ms = 6.0;
+  EXPECT_NE(ExplainMiss(fast).kind, "unpredicted kernels");
+  e.measured_kernels = 198;  // 9 more
+  EXPECT_EQ(ExplainMiss(e).kind, "framework overhead");
+  e.measured_kernels = 1100;
+  e.predicted_kernels = 1000;  // 10% more
+  EXPECT_EQ(ExplainMiss(e).kind, "framework overhead");
+  e.measured_kernels = 0;  // unknown
+  EXPECT_EQ(ExplainMiss(e).kind, "framework overhead");
+}
+
 TEST(MissCauseTest, SpreadVisitsNoneAgreeingFallBackToTheParts) {
   MissEvidence e = Evidence();
   e.visit_medians_ms = {9.0, 12.0};  // wide, but no visit within 15% of 7.0
