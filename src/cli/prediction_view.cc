@@ -54,24 +54,25 @@ json PointJson(const PredictionPoint& p) {
   return j;
 }
 
-// What one kernel group is, for a table: "conv nhwc 12544x64x576" or "elementwise 3.2 MB".
+// What one kernel group is, for a table: "conv nhwc 12544x64x576, 3.40 MB" or "elementwise
+// 3.20 MB" (the bytes tell apart layers of one GEMM-like shape: a strided first layer of a
+// stage reads a larger input).
 std::string KernelShapeText(const KernelWork& k) {
   std::string s = KernelClassName(k.cls);
   if (*KernelVariantName(k.variant)) s += std::string(" ") + KernelVariantName(k.variant);
   if (k.m || k.n || k.k) {
     s += " " + std::to_string(k.m) + "x" + std::to_string(k.n) + "x" + std::to_string(k.k);
     if (k.batch > 1) s += " x" + std::to_string(k.batch);
-  } else {
-    s += " " + Fixed(k.bytes / 1e6, 2) + " MB";
+    s += ",";
   }
-  return s;
+  return s + " " + Fixed(k.bytes / 1e6, 2) + " MB";
 }
 
 // --kernels: each point's most expensive kernel groups (equal kernels of one op type and
 // shape together), with their share of the point's GPU time.
 std::string KernelGroupsText(const PredictionPoint& p) {
   if (p.kernel_groups.empty()) return "";
-  TextTable t({"op_type", "kernel (class variant m x n x k [x batch])", "count", "launched", "us_each",
+  TextTable t({"op_type", "kernel (class variant m x n x k [x batch], bytes)", "count", "launched", "us_each",
                "us_total", "share"});
   double shown = 0;
   for (const auto& g : p.kernel_groups) {
