@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <optional>
+#include <map>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -199,6 +200,7 @@ class Walker {
       Status s = LowerOp(int(i), g_.ops[i]);
       if (!s.ok()) return s;
     }
+    MergeMhaDispatches();
     if (opt_.framework == Framework::kTorchscript || opt_.framework == Framework::kCudaGraph) FuseElementwiseChains();
     work_.module_calls = IsPythonEager(opt_.framework) ? CountModuleCalls(g_) : 0;
     if (IsPythonEager(opt_.framework) && work_.module_calls <= 1) {
@@ -229,6 +231,11 @@ class Walker {
                             " nn.MultiheadAttention blocks exported through its slow path priced as its fast "
                             "path: the packed in_proj output split into q, k and v (Gather, layout ops) costs "
                             "no kernel and no dispatch, as in aten::_native_multi_head_attention");
+    if (merged_mha_ > 0)
+      work_.notes.push_back(std::to_string(merged_mha_) +
+                            " of them priced as one call each, as aten::_native_multi_head_attention is: the "
+                            "block's in_proj, attention, out_proj and the transposes around them under one "
+                            "dispatch, their kernels kept");
     if (fused_gelus_ > 0)
       work_.notes.push_back(std::to_string(fused_gelus_) + " exported GELUs (Div, Erf, Add, Mul, Mul) "
                             "priced as one GELU kernel each, as PyTorch runs F.gelu");
@@ -741,6 +748,128 @@ class Walker {
     }
   }
 
+  // The rest of an nn.MultiheadAttention block around a packed split (FindPackedQkvSplits):
+  // the layout ops before the in_proj (the transpose out of batch_first), the in_proj itself
+  // (MatMul and its bias Add, or Gemm), and after the attention the layout ops that merge the
+  // heads, the out_proj and the layout ops after it (the transpose back), each read by the
+  // next alone. The trace makes all of it one call, aten::_native_multi_head_attention, priced
+  // by that op's cost; the export's ops keep their kernels and give up their dispatches to one
+  // at the attention (MergeMhaDispatches). A block whose out_proj is not found stays as it is.
+  template <class Reader, class Producer, class TypeIs, class IsLayout>
+  void FindMhaBlock(int proj, int last, const Reader& data_reader, const Producer& producer, const TypeIs& type_is,
+                    const IsLayout& is_layout) {
+    std::vector<int> block;
+    // The in_proj: a bias Add's MatMul with it, then the layout ops before it.
+    int first = proj;
+    if (type_is(proj, "Add")) {
+      const Op& add = g_.ops[size_t(proj)];
+      int mm = -1;
+      for (const std::string& in : add.inputs) {
+        const int p = producer(in);
+        if (type_is(p, "MatMul") && data_reader(in) == proj) mm = p;
+      }
+      if (mm < 0) return;
+      block.push_back(mm);
+      first = mm;
+    }
+    block.push_back(proj);
+    std::string t = g_.ops[size_t(first)].inputs.empty() ? "" : g_.ops[size_t(first)].inputs[0];
+    for (int reader = first, hops = 0; hops < 3 && !t.empty(); ++hops) {
+      const int p = producer(t);
+      if (!is_layout(p) || data_reader(t) != reader) break;
+      block.push_back(p);
+      reader = p;
+      t = g_.ops[size_t(p)].inputs[0];
+    }
+    // After the attention: layout ops, the out_proj (MatMul [+ bias Add] or Gemm), layout ops.
+    const Op& att = g_.ops[size_t(last)];
+    if (att.outputs.empty()) return;
+    t = att.outputs[0];
+    bool out_proj = false;
+    for (int hops = 0; hops < 8; ++hops) {
+      const int r = data_reader(t);
+      if (r < 0 || g_.ops[size_t(r)].outputs.empty()) break;
+      if (!out_proj && (type_is(r, "MatMul") || type_is(r, "Gemm"))) {
+        out_proj = true;
+      } else if (out_proj && type_is(r, "Add") && IsFoldedBias(g_.ops[size_t(r)]) &&
+                 type_is(block.back(), "MatMul")) {
+        // the out_proj's bias
+      } else if (!is_layout(r)) {
+        break;
+      }
+      block.push_back(r);
+      t = g_.ops[size_t(r)].outputs[0];
+    }
+    if (!out_proj) return;
+    for (int m : block) mha_block_of_[m] = last;
+  }
+
+  // One dispatch for each nn.MultiheadAttention block FindMhaBlock found, under the frameworks
+  // that run a trace's one fused call (eager code, TorchScript, CUDA graphs of the trace): the
+  // block's dispatches, consecutive in the work list, become one at its attention, priced as
+  // aten::_native_multi_head_attention, with all their kernels. torch.compile traces the
+  // module's Python and calls the projections and attention one by one, so it keeps them.
+  // An op whose outputs are all a few integers (sizes, a Reshape's target): shape values.
+  bool OnShapeValues(int op_index) const {
+    if (op_index < 0 || size_t(op_index) >= g_.ops.size()) return false;
+    const Op& op = g_.ops[size_t(op_index)];
+    if (op.outputs.empty()) return false;
+    for (const std::string& o : op.outputs) {
+      const TensorInfo* t = Find(o);
+      if (!t || (t->dtype != DType::kInt64 && t->dtype != DType::kInt32)) return false;
+      const double n = Numel(o);
+      if (n < 0 || n > 16) return false;
+    }
+    return true;
+  }
+
+  void MergeMhaDispatches() {
+    if (mha_block_of_.empty() || IsTorchCompile(opt_.framework)) return;
+    static const std::string& key = DispatchCostKey("aten", "_native_multi_head_attention");
+    std::set<int> attentions;
+    for (const auto& [op, att] : mha_block_of_) attentions.insert(att);
+    std::map<int, std::vector<size_t>> where;  // attention -> positions of its block's dispatches
+    for (size_t d = 0; d < work_.dispatches.size(); ++d) {
+      const int op = work_.dispatches[d].op_index;
+      auto it = mha_block_of_.find(op);
+      if (it != mha_block_of_.end()) where[it->second].push_back(d);
+      else if (attentions.count(op)) where[op].push_back(d);
+    }
+    std::set<size_t> dropped;
+    for (const auto& [att, pos] : where) {
+      if (pos.size() < 2) continue;
+      // Between the block's calls only views on shape values (the Unsqueezes that build a
+      // Reshape's target from sizes, which the fast path computes inside its call) may sit;
+      // another op's call there leaves the block op by op.
+      bool contained = true;
+      for (size_t p = pos.front(); p <= pos.back() && contained; ++p)
+        contained = std::binary_search(pos.begin(), pos.end(), p) ||
+                    (work_.dispatches[p].num_kernels == 0 && OnShapeValues(work_.dispatches[p].op_index));
+      if (!contained) continue;
+      DispatchWork& d = work_.dispatches[pos.front()];
+      int kernels = 0;
+      bool waits = false;
+      for (size_t p = pos.front(); p <= pos.back(); ++p) {
+        kernels += work_.dispatches[p].num_kernels;
+        waits = waits || work_.dispatches[p].waits_for_gpu;
+      }
+      d.cls = DispatchClass::kLibrary;
+      d.op_index = att;
+      d.cost_key = &key;
+      d.num_kernels = kernels;
+      d.waits_for_gpu = waits;
+      for (size_t p = pos.front() + 1; p <= pos.back(); ++p) dropped.insert(p);
+      ++merged_mha_;
+    }
+    if (dropped.empty()) return;
+    std::vector<DispatchWork> out;
+    out.reserve(work_.dispatches.size() - dropped.size());
+    for (size_t d = 0; d < work_.dispatches.size(); ++d)
+      if (!dropped.count(d)) out.push_back(work_.dispatches[d]);
+    work_.dispatches.swap(out);
+  }
+
+
   // nn.MultiheadAttention's slow path (F.multi_head_attention_forward), which both exporters
   // write where a trace records the inference fast path (aten::_native_multi_head_attention:
   // torchvision's ViT): the packed in_proj output [L, N, 3E] (MatMul + bias Add, or Gemm) goes
@@ -753,14 +882,13 @@ class Walker {
   // layout ops cost no kernel, and neither do the copies ftax would otherwise price for a
   // Reshape of a transposed head view.
   //
-  // Dispatches: the trace makes one call per block; the export's block keeps three priced
-  // calls (the in_proj GEMM, the attention at its last MatMul, the out_proj GEMM), each a
-  // library call of its own that the fast path also makes inside its one (at::linear, SDPA,
-  // at::linear), so they keep their dispatches. What the slow path adds, the split's Gathers
-  // and views and the shape arithmetic that feeds only them or the attention (Shape, Gather,
-  // Unsqueeze, Concat, Slice on the sizes, which the fast path computes inside its call),
-  // costs no dispatch of its own. The block's transposes in and out of batch_first layout, and shape
-  // values shared with ops outside the split, stay priced as written.
+  // Dispatches: the trace makes one call per block. What the slow path adds, the split's
+  // Gathers and views and the shape arithmetic that feeds only them or the attention (Shape,
+  // Gather, Unsqueeze, Concat, Slice on the sizes, which the fast path computes inside its
+  // call), costs no dispatch of its own; the rest of the block, the transposes in and out of
+  // batch_first layout, the in_proj and out_proj and the attention, becomes that one call
+  // (FindMhaBlock, MergeMhaDispatches), its kernels as the export's ops price them. Shape
+  // values shared with ops outside the block stay priced as written.
   //
   // The match is strict, else everything stays op by op: every tensor on the way read (for its
   // data; a Shape reads only its dims) by the next op only and no graph output, the Gathers'
@@ -878,6 +1006,7 @@ class Walker {
       for (int m : a.members) all_members.insert(m);
       all_members.insert(last);
       ++packed_splits_;
+      FindMhaBlock(proj, last, data_reader, producer, type_is, is_layout);
     }
     if (all_members.empty()) return;
     // The shape arithmetic that feeds only the splits and their attentions: no dispatch.
@@ -2216,6 +2345,10 @@ class Walker {
   std::unordered_map<int, OnnxAttention> attention_;  // last MatMul -> the attention it ends
   std::unordered_set<int> attention_member_;          // ops folded into an attention
   std::unordered_set<int> split_member_;  // ops of a packed q, k, v split (FindPackedQkvSplits)
+  // Ops of an nn.MultiheadAttention block around such a split (FindMhaBlock) -> its attention's
+  // last op, where the block's one dispatch goes (MergeMhaDispatches).
+  std::map<int, int> mha_block_of_;
+  int merged_mha_ = 0;
   int packed_splits_ = 0;
   std::unordered_set<int> gelu_member_;                         // ops folded into a GELU
   std::unordered_map<int, const std::string*> gelu_input_;      // last op of a GELU -> its x

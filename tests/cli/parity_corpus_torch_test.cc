@@ -60,10 +60,12 @@ enum Reason : unsigned {
   // (aten::_native_multi_head_attention: QKV GEMM, attention, output GEMM), is exported as the
   // slow path around the attention (the packed projection split into q, k and v by Gather,
   // layout ops); ftax prices a split it recognises as the fast path does, with no kernel and
-  // no dispatch (FindPackedQkvSplits), so what is left of it is the slow path's transposes in
-  // and out of batch_first layout and the shape values they share (kShapeDispatch). The
-  // reason names a form that still launches more kernels than the trace (over 5%): a split
-  // ftax does not recognise. Attention a model writes out by hand (Swin, SqueezeBERT:
+  // no dispatch (FindPackedQkvSplits), and the rest of the block, the transposes in and out of
+  // batch_first layout, the projections and the attention, as the one fused call
+  // (FindMhaBlock): the ViT forms are within 7% of their trace under Python eager and
+  // TorchScript (they were 15-25% dearer), what is left being the trace's dropout calls, which
+  // the exports drop (kShapeDispatch). The reason names a form that still launches more kernels
+  // than the trace (over 5%): a split ftax does not recognise. Attention a model writes out by hand (Swin, SqueezeBERT:
   // aten::softmax in the trace) is op by op in both forms.
   kSplitAttention = 1u << 1,
   // The dynamo exporter's optimizer drops a convolution bias whose values are all zero (the
@@ -283,16 +285,16 @@ const std::map<std::string, Gap>& Gaps() {
       {"vgg19/dynamo.onnx", {kDroppedZeroBias, 0.15, 0.25, 0.15, 0.15}},
       {"vgg19_bn/dynamo.onnx", {kFoldedBatchNorm | kDroppedZeroBias, 0.35, 0.50, 0.40, 0.45}},
       {"vgg19_bn/onnx", {kFoldedBatchNorm | kDroppedZeroBias, 0.25, 0.40, 0.35, 0.35}},
-      {"vit_b_16/dynamo.onnx", {kDroppedZeroBias | kShapeDispatch, 0.05, 0.05, 0.15, 0.10}},
-      {"vit_b_16/onnx", {kDroppedZeroBias | kShapeDispatch, 0.05, 0.05, 0.25, 0.20}},
-      {"vit_b_32/dynamo.onnx", {kDroppedZeroBias | kShapeDispatch, 0.05, 0.05, 0.15, 0.10}},
-      {"vit_b_32/onnx", {kDroppedZeroBias | kShapeDispatch, 0.05, 0.05, 0.25, 0.20}},
-      {"vit_h_14/dynamo.onnx", {kDroppedZeroBias | kShapeDispatch, 0.05, 0.05, 0.15, 0.15}},
-      {"vit_h_14/onnx", {kDroppedZeroBias | kShapeDispatch, 0.05, 0.05, 0.25, 0.20}},
-      {"vit_l_16/dynamo.onnx", {kDroppedZeroBias | kShapeDispatch, 0.05, 0.05, 0.15, 0.15}},
-      {"vit_l_16/onnx", {kDroppedZeroBias | kShapeDispatch, 0.05, 0.05, 0.25, 0.20}},
-      {"vit_l_32/dynamo.onnx", {kDroppedZeroBias | kShapeDispatch, 0.05, 0.05, 0.15, 0.15}},
-      {"vit_l_32/onnx", {kDroppedZeroBias | kShapeDispatch, 0.05, 0.05, 0.25, 0.20}},
+      {"vit_b_16/dynamo.onnx", {kDroppedZeroBias | kShapeDispatch, 0.05, 0.05, 0.10, 0.10}},
+      {"vit_b_16/onnx", {kDroppedZeroBias | kShapeDispatch, 0.05, 0.05, 0.10, 0.10}},
+      {"vit_b_32/dynamo.onnx", {kDroppedZeroBias | kShapeDispatch, 0.05, 0.05, 0.10, 0.10}},
+      {"vit_b_32/onnx", {kDroppedZeroBias | kShapeDispatch, 0.05, 0.05, 0.10, 0.10}},
+      {"vit_h_14/dynamo.onnx", {kDroppedZeroBias | kShapeDispatch, 0.05, 0.05, 0.10, 0.10}},
+      {"vit_h_14/onnx", {kDroppedZeroBias | kShapeDispatch, 0.05, 0.05, 0.10, 0.10}},
+      {"vit_l_16/dynamo.onnx", {kDroppedZeroBias | kShapeDispatch, 0.05, 0.05, 0.10, 0.10}},
+      {"vit_l_16/onnx", {kDroppedZeroBias | kShapeDispatch, 0.05, 0.05, 0.10, 0.10}},
+      {"vit_l_32/dynamo.onnx", {kDroppedZeroBias | kShapeDispatch, 0.05, 0.05, 0.10, 0.10}},
+      {"vit_l_32/onnx", {kDroppedZeroBias | kShapeDispatch, 0.05, 0.05, 0.10, 0.10}},
       {"wav2vec2-base/dynamo.onnx", {kDroppedZeroBias | kShapeDispatch, 0.05, 0.05, 0.10, 0.10}},
       {"wavlm-base/dynamo.onnx", {kDroppedZeroBias | kShapeDispatch, 0.10, 0.15, 0.10, 0.05}},
       {"wavlm-base/onnx", {kDroppedZeroBias | kInPlaceOps | kShapeDispatch, 0.05, 0.05, 0.15, 0.10}},

@@ -1031,11 +1031,12 @@ bool HasPackedQkvNote(const WorkList& w, int n) {
 // By hand, aten::_native_multi_head_attention over the same block ([1, 4, 8] batch first, 2
 // heads) is one QKV GEMM (4 x 24 x 8), attention over 2 heads of 4 x 4 x 4 and the output GEMM
 // (4 x 8 x 8): three kernels (with the attention's side kernels), nothing for the split, one
-// dispatch. The export prices the same kernels; its dispatches are the three calls the fast
-// path makes inside its one (in_proj GEMM, attention, out_proj GEMM: library dispatches) and
-// the two views after the attention (the heads' Transpose and Reshape back), which are not
-// part of the split. Op by op the split alone is 7 more dispatches (Reshape, Unsqueeze,
-// Transpose, Squeeze, three Gathers) and 3 Gather kernels (PackedQkvNearMissesStayOpByOp).
+// dispatch. The export prices the same kernels, and the block (in_proj MatMul and its bias,
+// the attention, the heads' Transpose and Reshape back, the out_proj Gemm) is that one
+// dispatch, priced as the fused call. Op by op the split alone is 7 more dispatches (Reshape,
+// Unsqueeze, Transpose, Squeeze, three Gathers) and 3 Gather kernels
+// (PackedQkvNearMissesStayOpByOp). torch.compile traces the module's Python: its calls stay
+// one by one.
 TEST(LoweringTest, PackedQkvSplitIsPricedAsTheFastPath) {
   Graph native;
   native.tensors["x"] = T("x", {1, 4, 8});
@@ -1064,12 +1065,23 @@ TEST(LoweringTest, PackedQkvSplitIsPricedAsTheFastPath) {
     EXPECT_DOUBLE_EQ(w->kernels[1].flops, ref->kernels[1].flops);
     EXPECT_DOUBLE_EQ(w->kernels[1].bytes, ref->kernels[1].bytes);
     EXPECT_DOUBLE_EQ(w->kernels.back().flops, ref->kernels.back().flops);
-    ASSERT_EQ(w->dispatches.size(), 5u);
-    int library = 0;
-    for (const DispatchWork& d : w->dispatches) library += d.cls == DispatchClass::kLibrary;
-    EXPECT_EQ(library, 3);
+    ASSERT_EQ(w->dispatches.size(), 1u);
+    EXPECT_EQ(w->dispatches[0].cls, DispatchClass::kLibrary);
+    ASSERT_NE(w->dispatches[0].cost_key, nullptr);
+    EXPECT_EQ(*w->dispatches[0].cost_key, "multi_head_attention");
+    EXPECT_EQ(*w->dispatches[0].cost_key, *ref->dispatches[0].cost_key);
+    EXPECT_EQ(w->dispatches[0].first_kernel, 0);
+    EXPECT_EQ(size_t(w->dispatches[0].num_kernels), w->kernels.size());
     EXPECT_TRUE(HasPackedQkvNote(w.value(), 1));
   }
+  Expected<WorkList> compiled = Lower(PackedQkvGraph({}), {Framework::kTorchCompile, DType::kFloat16});
+  ASSERT_TRUE(compiled.ok()) << compiled.status().message();
+  int library = 0;
+  for (const DispatchWork& d : compiled->dispatches) {
+    library += d.cls == DispatchClass::kLibrary;
+    EXPECT_TRUE(d.cost_key == nullptr || *d.cost_key != "multi_head_attention");
+  }
+  EXPECT_EQ(library, 3);  // in_proj GEMM, attention, out_proj GEMM
 }
 
 // Near misses stay op by op: q's Gather output read by another op too, and the Gathers' indices
