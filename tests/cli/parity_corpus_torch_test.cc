@@ -63,10 +63,10 @@ enum Reason : unsigned {
   // no dispatch (FindPackedQkvSplits), and the rest of the block, the transposes in and out of
   // batch_first layout, the projections and the attention, as the one fused call
   // (FindMhaBlock): the ViT forms are within 7% of their trace under Python eager and
-  // TorchScript (they were 15-25% dearer), what is left being the trace's dropout calls, which
-  // the exports drop (kShapeDispatch). The reason names a form that still launches more kernels
-  // than the trace (over 5%): a split ftax does not recognise. Attention a model writes out by hand (Swin, SqueezeBERT:
-  // aten::softmax in the trace) is op by op in both forms.
+  // TorchScript (up to 20% dearer before), what is left being the trace's dropout calls, which
+  // the exports drop (kShapeDispatch). The reason names a form that still launches more
+  // kernels than the trace (over 5%): a split ftax does not recognise. Attention a model writes
+  // out by hand (Swin, SqueezeBERT: aten::softmax in the trace) is op by op in both forms.
   kSplitAttention = 1u << 1,
   // The dynamo exporter's optimizer drops a convolution bias whose values are all zero (the
   // corpus has random weights, and torchvision initializes VGG's, AlexNet's and SqueezeNet's
