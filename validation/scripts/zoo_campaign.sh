@@ -17,7 +17,7 @@
 # with BENCH=none DEADLINE_S=420 and "$VISION".
 # torch.compile (host runs cb, cc and cd): STAGES=eager EAGER_GRAPHS=0 ROUNDS=1 BENCH=none
 # MODEL_TIMEOUT_S=200 EAGER_ARGS="--compile default,reduce-overhead" and a short list: each model's
-# process compiles four times (two modes at two batches, 5-68 s each on an H200), so a call of
+# process compiles four times (two modes at two batches, 4-68 s each on an H200), so a call of
 # about 520 s holds about three models, the call with the bench one or two; a model cut by the
 # deadline before its kernel pass keeps its timed rows, which `ftax validate` does not compare.
 # It builds ftax if the carried binary does not run (in the background, while the part's models
