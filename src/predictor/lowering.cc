@@ -158,6 +158,7 @@ class Walker {
     if (!producer_.empty()) {
       IndexReaders();
       FindOnnxGelus();
+      FindScatterIndexOps();
       FindOnnxAttentions();
       if (!attention_.empty()) FindPackedQkvSplits();
     }
@@ -173,6 +174,7 @@ class Walker {
     const bool any_attention = !attention_.empty();
     if (IsTorchCompile(opt_.framework)) inductor_channels_last_ = InductorRunsConvsChannelsLast();
     for (size_t i = 0; i < g_.ops.size(); ++i) {
+      if (!scatter_member_.empty() && scatter_member_.count(int(i))) continue;  // a slice assignment's indices
       if (any_attention) {
         // Folded into its attention's last MatMul, or a packed q, k, v split (no work).
         if (attention_member_.count(int(i))) continue;
@@ -231,6 +233,10 @@ class Walker {
                             " nn.MultiheadAttention blocks exported through its slow path priced as its fast "
                             "path: the packed in_proj output split into q, k and v (Gather, layout ops) costs "
                             "no kernel and no dispatch, as in aten::_native_multi_head_attention");
+    if (scatter_assignments_ > 0)
+      work_.notes.push_back(std::to_string(scatter_assignments_) +
+                            " slice assignments exported as ScatterND priced as PyTorch runs them: the ops that "
+                            "build their indices and updates cost no kernel and no dispatch");
     if (merged_mha_ > 0)
       work_.notes.push_back(std::to_string(merged_mha_) +
                             " of them priced as one call each, as aten::_native_multi_head_attention is: the "
@@ -454,6 +460,101 @@ class Walker {
   // Div (or Mul), Erf, Add, Mul, Mul, each intermediate read by the next op only. PyTorch runs the module as
   // one GELU kernel, so the five ops are priced as that kernel (reading x, writing the result)
   // at the last one; the others cost nothing.
+  // ONNX has no slice assignment: the TorchScript-based exporter writes `mask[a:b, c:d] = v`
+  // (Swin's shifted-window attention mask) as a ScatterND whose indices it builds from Range,
+  // Slice, Add, Expand, Unsqueeze and Concat on integer tensors, and whose updates it expands
+  // from the value. PyTorch runs the assignment as views of the mask and one fill: no index
+  // tensor exists. So the ops that only build a ScatterND's indices (integer or boolean
+  // outputs, read by nothing but each other, the ScatterND or a Shape) and those that only
+  // expand a value ftax knows into its updates cost no kernel and no dispatch; the ScatterND
+  // is the fill. Swin-T's TorchScript-based export: 1,605 dispatches priced before, its trace
+  // 797.
+  void FindScatterIndexOps() {
+    std::vector<std::pair<std::string, bool>> work;  // a tensor, and whether it is updates
+    std::vector<int> scatters;
+    for (size_t i = 0; i < g_.ops.size(); ++i) {
+      const Op& op = g_.ops[i];
+      if (op.type != "ScatterND" || !op.domain.empty() || op.inputs.size() < 3) continue;
+      scatters.push_back(int(i));
+      work.push_back({op.inputs[1], false});
+      work.push_back({op.inputs[2], true});
+    }
+    if (scatters.empty()) return;
+    auto integer = [&](const std::string& t) {
+      const TensorInfo* x = Find(t);
+      return x && (x->dtype == DType::kInt64 || x->dtype == DType::kInt32 || x->dtype == DType::kBool);
+    };
+    auto known_value = [&](const std::string& t) {
+      const TensorInfo* x = Find(t);
+      if (x && (x->is_initializer || x->int_values || x->float_values)) return true;
+      auto p = producer_.find(t);
+      return p != producer_.end() && (p->second->type == "Constant" || p->second->type == "ConstantOfShape");
+    };
+    std::set<int> cand;
+    while (!work.empty()) {
+      const auto [t, updates] = work.back();
+      work.pop_back();
+      auto it = producer_.find(t);
+      if (it == producer_.end()) continue;
+      const int p = op_index_.at(it->second);
+      if (cand.count(p)) continue;
+      const Op& op = g_.ops[size_t(p)];
+      if (op.outputs.size() != 1 || !op.domain.empty() || op.type == "Constant") continue;
+      if (updates) {
+        // A value expanded to the updates' shape: Expand, Reshape, Cast, Unsqueeze of a value
+        // ftax knows (or of such an op's output).
+        const bool shaping = op.type == "Expand" || op.type == "Reshape" || op.type == "Cast" ||
+                             op.type == "Unsqueeze" || op.type == "ConstantOfShape";
+        if (!shaping || op.inputs.empty()) continue;
+        auto src = producer_.find(op.inputs[0]);
+        const bool from_cand = src != producer_.end() && cand.count(op_index_.at(src->second));
+        if (op.type != "ConstantOfShape" && !known_value(op.inputs[0]) && !from_cand &&
+            !(src != producer_.end() && (src->second->type == "Expand" || src->second->type == "Reshape" ||
+                                         src->second->type == "Cast" || src->second->type == "Unsqueeze")))
+          continue;
+      } else if (!integer(op.outputs[0])) {
+        continue;
+      }
+      cand.insert(p);
+      for (const std::string& in : op.inputs)
+        if (!in.empty()) work.push_back({in, updates});
+    }
+    // Keep only ops whose every output is read by kept ops, a Shape, or a ScatterND as its
+    // indices or updates; an updates chain must start at a value ftax knows.
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (auto it = cand.begin(); it != cand.end();) {
+        const Op& op = g_.ops[size_t(*it)];
+        bool ok = std::find(g_.outputs.begin(), g_.outputs.end(), op.outputs[0]) == g_.outputs.end();
+        auto rd = readers_.find(op.outputs[0]);
+        if (ok && rd != readers_.end())
+          for (int r : rd->second) {
+            const Op& reader = g_.ops[size_t(r)];
+            if (cand.count(r) || reader.type == "Shape") continue;
+            if (reader.type == "ScatterND" && reader.inputs.size() >= 3 &&
+                (reader.inputs[1] == op.outputs[0] || reader.inputs[2] == op.outputs[0]) &&
+                reader.inputs[0] != op.outputs[0])
+              continue;
+            ok = false;
+            break;
+          }
+        if (ok && !integer(op.outputs[0]) && op.type != "ConstantOfShape" && !op.inputs.empty()) {
+          // an updates op: its data comes from a known value or a kept op
+          auto src = producer_.find(op.inputs[0]);
+          ok = known_value(op.inputs[0]) || (src != producer_.end() && cand.count(op_index_.at(src->second)));
+        }
+        if (ok) {
+          ++it;
+        } else {
+          it = cand.erase(it);
+          changed = true;
+        }
+      }
+    }
+    scatter_member_.insert(cand.begin(), cand.end());
+    if (!cand.empty()) scatter_assignments_ = int(scatters.size());
+  }
+
   void FindOnnxGelus() {
     const auto& readers = readers_;
     const auto& index = op_index_;
@@ -2348,6 +2449,9 @@ class Walker {
   // Ops of an nn.MultiheadAttention block around such a split (FindMhaBlock) -> its attention's
   // last op, where the block's one dispatch goes (MergeMhaDispatches).
   std::map<int, int> mha_block_of_;
+  // Ops that only build a ScatterND's indices or updates (FindScatterIndexOps): no work.
+  std::unordered_set<int> scatter_member_;
+  int scatter_assignments_ = 0;
   int merged_mha_ = 0;
   int packed_splits_ = 0;
   std::unordered_set<int> gelu_member_;                         // ops folded into a GELU

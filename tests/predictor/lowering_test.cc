@@ -1086,6 +1086,77 @@ TEST(LoweringTest, PackedQkvSplitIsPricedAsTheFastPath) {
 
 // Near misses stay op by op: q's Gather output read by another op too, and the Gathers' indices
 // not 0, 1, 2 for q, k, v. The attention itself is still the fused call.
+// A slice assignment as the TorchScript-based exporter writes it (Swin's attention mask,
+// `mask[0:5, 0:5] = 3`): a ScatterND into the 8 x 8 mask whose indices are built from a Range
+// expanded to 5 x 5, unsqueezed and concatenated into [5, 5, 2], and whose updates are the
+// value expanded to 5 x 5. PyTorch runs the assignment as views and one fill: by hand, the
+// ScatterND's dispatch and kernel alone; op by op the Expand, two Unsqueezes, the Concat and
+// the updates' Expand would add 5 dispatches and 3 kernels. An index tensor that another op
+// also reads is left as it is.
+Graph SliceAssignmentGraph(bool index_read_elsewhere) {
+  Graph g;
+  g.opset[""] = 17;
+  g.tensors["m"] = T("m", {8, 8});
+  g.tensors["m"].is_graph_input = true;
+  g.inputs = {"m"};
+  auto ints = [&](const std::string& name, std::vector<int64_t> v, std::vector<int64_t> dims) {
+    g.tensors[name] = T(name, dims, DType::kInt64, true);
+    g.tensors[name].int_values = std::move(v);
+  };
+  ints("zero", {0}, {});
+  ints("five", {5}, {});
+  ints("one", {1}, {});
+  ints("s55", {5, 5}, {2});
+  ints("ax1", {1}, {1});
+  ints("ax2", {2}, {1});
+  g.tensors["three"] = T("three", {}, DType::kFloat32, true);
+  g.tensors["three"].float_values = std::vector<double>{3.0};
+  g.tensors["r"] = T("r", {5}, DType::kInt64);
+  g.tensors["ru"] = T("ru", {5, 1}, DType::kInt64);
+  g.tensors["rows"] = T("rows", {5, 5}, DType::kInt64);
+  g.tensors["rows3"] = T("rows3", {5, 5, 1}, DType::kInt64);
+  g.tensors["cols3"] = T("cols3", {5, 5, 1}, DType::kInt64);
+  g.tensors["idx"] = T("idx", {5, 5, 2}, DType::kInt64);
+  g.tensors["upd"] = T("upd", {5, 5});
+  g.tensors["y"] = T("y", {8, 8});
+  g.ops.push_back(MakeOp("", "Range", {"zero", "five", "one"}, {"r"}));
+  g.ops.push_back(MakeOp("", "Unsqueeze", {"r", "ax1"}, {"ru"}));
+  g.ops.push_back(MakeOp("", "Expand", {"ru", "s55"}, {"rows"}));
+  g.ops.push_back(MakeOp("", "Unsqueeze", {"rows", "ax2"}, {"rows3"}));
+  g.ops.push_back(MakeOp("", "Unsqueeze", {"rows", "ax2"}, {"cols3"}));
+  Op cat = MakeOp("", "Concat", {"rows3", "cols3"}, {"idx"});
+  cat.attrs["axis"].kind = Attribute::Kind::kInt;
+  cat.attrs["axis"].i = 2;
+  g.ops.push_back(cat);
+  g.ops.push_back(MakeOp("", "Expand", {"three", "s55"}, {"upd"}));
+  g.ops.push_back(MakeOp("", "ScatterND", {"m", "idx", "upd"}, {"y"}));
+  g.outputs = {"y"};
+  if (index_read_elsewhere) {
+    g.tensors["rf"] = T("rf", {5, 5});
+    g.ops.push_back(MakeOp("", "Cast", {"rows"}, {"rf"}));
+    g.outputs.push_back("rf");
+  }
+  return g;
+}
+
+TEST(LoweringTest, ASliceAssignmentsIndicesCostNothing) {
+  for (Framework f : {Framework::kPytorchEager, Framework::kTorchscript, Framework::kCudaGraph}) {
+    SCOPED_TRACE(FrameworkName(f));
+    Expected<WorkList> w = Lower(SliceAssignmentGraph(false), {f, DType::kFloat16});
+    ASSERT_TRUE(w.ok()) << w.status().message();
+    ASSERT_EQ(w->dispatches.size(), 1u);
+    EXPECT_EQ(w->dispatches[0].op_index, 7);  // the ScatterND
+    EXPECT_EQ(w->kernels.size(), 1u);
+    bool noted = false;
+    for (const std::string& n : w->notes) noted = noted || n.rfind("1 slice assignments exported as ScatterND", 0) == 0;
+    EXPECT_TRUE(noted);
+  }
+  // The row indices read by another op too: they, and what builds them, stay priced.
+  Expected<WorkList> kept = Lower(SliceAssignmentGraph(true), {Framework::kPytorchEager, DType::kFloat16});
+  ASSERT_TRUE(kept.ok()) << kept.status().message();
+  EXPECT_GT(kept->dispatches.size(), 3u);
+}
+
 TEST(LoweringTest, PackedQkvNearMissesStayOpByOp) {
   PackedQkv read_twice, swapped;
   read_twice.gather_read_twice = true;
