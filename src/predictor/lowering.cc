@@ -233,15 +233,15 @@ class Walker {
                             " nn.MultiheadAttention blocks exported through its slow path priced as its fast "
                             "path: the packed in_proj output split into q, k and v (Gather, layout ops) costs "
                             "no kernel and no dispatch, as in aten::_native_multi_head_attention");
-    if (scatter_assignments_ > 0)
-      work_.notes.push_back(std::to_string(scatter_assignments_) +
-                            " slice assignments exported as ScatterND priced as PyTorch runs them: the ops that "
-                            "build their indices and updates cost no kernel and no dispatch");
     if (merged_mha_ > 0)
       work_.notes.push_back(std::to_string(merged_mha_) +
                             " of them priced as one call each, as aten::_native_multi_head_attention is: the "
                             "block's in_proj, attention, out_proj and the transposes around them under one "
                             "dispatch, their kernels kept");
+    if (scatter_assignments_ > 0)
+      work_.notes.push_back(std::to_string(scatter_assignments_) +
+                            " slice assignments exported as ScatterND priced as PyTorch runs them: the ops that "
+                            "build their indices and updates cost no kernel and no dispatch");
     if (fused_gelus_ > 0)
       work_.notes.push_back(std::to_string(fused_gelus_) + " exported GELUs (Div, Erf, Add, Mul, Mul) "
                             "priced as one GELU kernel each, as PyTorch runs F.gelu");
