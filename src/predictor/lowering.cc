@@ -505,13 +505,7 @@ class Walker {
         // ftax knows (or of such an op's output).
         const bool shaping = op.type == "Expand" || op.type == "Reshape" || op.type == "Cast" ||
                              op.type == "Unsqueeze" || op.type == "ConstantOfShape";
-        if (!shaping || op.inputs.empty()) continue;
-        auto src = producer_.find(op.inputs[0]);
-        const bool from_cand = src != producer_.end() && cand.count(op_index_.at(src->second));
-        if (op.type != "ConstantOfShape" && !known_value(op.inputs[0]) && !from_cand &&
-            !(src != producer_.end() && (src->second->type == "Expand" || src->second->type == "Reshape" ||
-                                         src->second->type == "Cast" || src->second->type == "Unsqueeze")))
-          continue;
+        if (!shaping || op.inputs.empty()) continue;  // where its data comes from is checked below
       } else if (!integer(op.outputs[0])) {
         continue;
       }
@@ -905,11 +899,6 @@ class Walker {
     for (int m : block) mha_block_of_[m] = last;
   }
 
-  // One dispatch for each nn.MultiheadAttention block FindMhaBlock found, under the frameworks
-  // that run a trace's one fused call (eager code, TorchScript, CUDA graphs of the trace): the
-  // block's dispatches, consecutive in the work list, become one at its attention, priced as
-  // aten::_native_multi_head_attention, with all their kernels. torch.compile traces the
-  // module's Python and calls the projections and attention one by one, so it keeps them.
   // An op whose outputs are all a few integers (sizes, a Reshape's target): shape values.
   bool OnShapeValues(int op_index) const {
     if (op_index < 0 || size_t(op_index) >= g_.ops.size()) return false;
@@ -924,6 +913,12 @@ class Walker {
     return true;
   }
 
+  // One dispatch for each nn.MultiheadAttention block FindMhaBlock found, under the frameworks
+  // that run a trace's one fused call (eager code, TorchScript, CUDA graphs of the trace): the
+  // block's dispatches, with nothing between them but views on shape values, become one at its
+  // attention, priced as aten::_native_multi_head_attention, with all their kernels.
+  // torch.compile traces the module's Python and calls the projections and attention one by
+  // one, so it keeps them.
   void MergeMhaDispatches() {
     if (mha_block_of_.empty() || IsTorchCompile(opt_.framework)) return;
     static const std::string& key = DispatchCostKey("aten", "_native_multi_head_attention");

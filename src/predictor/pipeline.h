@@ -181,7 +181,7 @@ std::map<int, std::pair<double, int>> KernelUsByOp(const WorkList& work, const R
 // --kernels`), and for comparing them with a profiler's kernel records.
 struct KernelGroup {
   std::string op_type;
-  KernelWork shape;      // op_index of the group's first kernel
+  KernelWork shape;      // the group's first kernel (the others differ only in op_index)
   int count = 0;         // work-list kernels in the group
   int launched = 0;      // GPU kernels they launch (a library call's extra kernels counted)
   double us_each = 0;    // GPU time of one

@@ -66,7 +66,8 @@ enum class KernelVariant : uint8_t {
   kPointwiseNhwc,  // 1x1 convolution whose input and weights are both channels-last, as
                    // torch.compile runs every convolution: cuDNN runs it as one cuBLASLt GEMM
                    // (nvjet) with no layout transposes, about 1.5x faster at batch 1 than the
-                   // NCHW call (CUPTI, H100, ResNet-101: 3.1-4.1 us against 5.3-6.0). Without
+                   // NCHW call (CUPTI: ResNet-101's on an H100, 3.1-4.1 us; the bench's NCHW
+                   // rows of ResNet-50's layers at 14x14 on hosts ax and cb, 5.2-5.9). Without
                    // anchors of its own it is priced as the pointwise variant
 };
 constexpr int kNumKernelVariants = 18;
