@@ -29,8 +29,8 @@ the kernels its layer count says, and only a measured point can tell how many. A
 holds 1x1 convolutions over odd positions per image (15x15, 31x31, 63x63; the calibration
 models have them only at 7x7): the GEMM's rows are then aligned to one element and the library
 runs slower kernels (CUPTI, H200: cutlass align1 GEMMs), so they are their own variant,
-pointwise_odd. Last, every dense, 1x1 and grouped 3x3 convolution is copied with its input and
-weights channels-last ("layout": "nhwc", "weights": "nhwc"), as torch.compile hands them to the
+pointwise_odd. Last, every dense, 1x1, grouped 3x3 and depthwise convolution is copied with its
+input and weights channels-last ("layout": "nhwc", "weights": "nhwc"), as torch.compile hands them to the
 library, which then runs other kernels (compiled_copies).
 
 `ftax bench` reads the file (data/zoo/layer-shapes.json, found beside the binary once
@@ -226,15 +226,19 @@ def compiled_copies(rows):
     and weights channels-last and calls the library with both (src/predictor/lowering.cc), where
     cuDNN picks other kernels than for NCHW: a 1x1 layer becomes one cuBLASLt GEMM, a 3x3 one
     an NHWC implicit GEMM without layout transposes (CUPTI, H100, ResNet-101 under
-    torch.compile: 3x3 layers 2.7x faster than the NCHW calls the rows above time). One copy,
-    "layout": "nhwc" and "weights": "nhwc", of each dense, 1x1 and grouped 3x3 row (grids
-    included); depthwise and patchify layers keep their own variants under torch.compile."""
+    torch.compile: 3x3 layers 2.7x faster than the NCHW calls the rows above time), and a
+    depthwise one cuDNN's NHWC depthwise kernel (CUPTI, H200 host run ce, MobileNetV3-Small
+    under reduce-overhead: conv2d_c1_k1_nhwc, 4.8 us a layer at batch 1, where its Python eager
+    NCHW kernel took 2.4). One copy, "layout": "nhwc" and "weights": "nhwc", of each dense, 1x1,
+    grouped 3x3 and depthwise row (grids included); patchify layers keep their own variant
+    under torch.compile."""
     out = []
     for r in rows:
         if r["op"] != "conv" or r.get("layout") == "nhwc" or len(r["spatial"]) != 2:
             continue
         k = kind(r)
-        if k not in ("dense", "pointwise", "grouped") or (k == "grouped" and max(r["kernel"]) == 1):
+        if k not in ("dense", "pointwise", "grouped", "depthwise", "depthwise_large") or (
+                k == "grouped" and max(r["kernel"]) == 1):
             continue
         c = {f: v for f, v in r.items() if f not in ("models", "count", "grid", "kind")}
         # Batches 1 and 8 (reaching batch 16): 150 rows at three batches would add about a
@@ -316,7 +320,8 @@ def layer_work(label, elem_size):
     if nhwc and w_nhwc and ka == 1 and groups == 1:
         w["variant"] = "pointwise_nhwc"
     elif nhwc:
-        w["variant"] = "nhwc"
+        # a grouped width that is not a power of two gets cuDNN's layout transforms here too
+        w["variant"] = "nhwc_grouped_non_pow2" if groups > 1 and nn & (nn - 1) else "nhwc"
     elif groups > 1:
         # cuDNN runs widths that are not a power of two (24, 48) with a weight transform
         w["variant"] = "grouped" if nn & (nn - 1) == 0 else "grouped_non_pow2"

@@ -215,7 +215,7 @@ LayerWork LayerKernelWork(const LayerShape& l, int64_t batch, int elem_size) {
   bool patchify = kernel > 1 && cin_g <= 4;  // an image cut into patches (lowering.cc)
   for (size_t i = 0; i < l.kernel.size(); ++i) patchify = patchify && l.kernel[i] > 1 && l.stride[i] == l.kernel[i];
   if (l.channels_last && l.weights_channels_last && kernel == 1 && l.groups == 1) w.work["variant"] = "pointwise_nhwc";
-  else if (l.channels_last) w.work["variant"] = "nhwc";
+  else if (l.channels_last) w.work["variant"] = KernelVariantName(ChannelsLastVariant(l.groups, n));
   else if (l.groups > 1) w.work["variant"] = KernelVariantName(GroupedVariant(n));
   else if (kernel == 1) w.work["variant"] = odd_pointwise ? "pointwise_odd" : "pointwise";
   else if (patchify) w.work["variant"] = "patchify";

@@ -196,6 +196,10 @@ Status ReadKernelRow(const json& row, const std::string& where, KernelMeasuremen
   // Grouped convolutions whose output channels per group are not a power of two are their own
   // variant; benches write them as grouped.
   if (k->work.variant == KernelVariant::kGrouped && k->work.n > 0) k->work.variant = GroupedVariant(k->work.n);
+  // So are channels-last ones (shaped with batch = groups); benches of host run ce and earlier
+  // write them as nhwc.
+  if (k->work.variant == KernelVariant::kNhwc && k->work.cls == KernelClass::kConv && k->work.n > 0)
+    k->work.variant = ChannelsLastVariant(k->work.batch, k->work.n);
   // The lowering shapes a batch norm by its positions per channel (m = images x spatial size)
   // and its channels (n); the bench's rows name them in their label ("batch_norm n8
   // 64x56x56"), and benches before the shape was written carry it there only.

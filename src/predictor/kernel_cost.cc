@@ -45,7 +45,7 @@ bool Shaped(int64_t m, int64_t n, int64_t k) { return m > 0 && n > 0 && k > 0; }
 
 // The variants whose anchors may price a kernel of variant `v`, in order: its own; then the
 // variant it is a case of (pointwise_odd and pointwise_nhwc: pointwise; strided: broadcast;
-// grouped_non_pow2: grouped), for profiles
+// grouped_non_pow2: grouped; nhwc_grouped_non_pow2: nhwc), for profiles
 // measured before it had rows of its own; then the plain class.
 struct AnchorVariants {
   explicit AnchorVariants(KernelVariant v) {
@@ -53,6 +53,7 @@ struct AnchorVariants {
     if (v == KernelVariant::kPointwiseOdd || v == KernelVariant::kPointwiseNhwc) list[n++] = KernelVariant::kPointwise;
     if (v == KernelVariant::kStrided) list[n++] = KernelVariant::kBroadcast;
     if (v == KernelVariant::kGroupedNonPow2) list[n++] = KernelVariant::kGrouped;
+    if (v == KernelVariant::kNhwcGroupedNonPow2) list[n++] = KernelVariant::kNhwc;
     if (v != KernelVariant::kPlain) list[n++] = KernelVariant::kPlain;
   }
   const KernelVariant* begin() const { return list; }
@@ -103,15 +104,27 @@ double NearestOf(const AnchorQuery& q, const KernelParams& p, KernelVariant v, b
 // The variants that price a kernel, as AnchorVariants lists them; for a grouped convolution of
 // a width that is not a power of two, less its own variant where all of its own anchors lie
 // beyond reach and the grouped ones have a nearer one (a 2-D layer of 24 channels a group,
-// where the bench's only such rows are 1-D: WavLM's positional convolution). A pointwise_odd
-// kernel keeps its own faded anchors: the aligned pointwise kernels are another kind.
+// where the bench's only such rows are 1-D: WavLM's positional convolution). A channels-last
+// depthwise kernel beyond reach of every channels-last depthwise point (a 3x3 one under
+// torch.compile, where the bench timed only ConvNeXt's 7x7 ones channels-last) is priced by the
+// plain depthwise points, by its bytes, as the NCHW kernel is. A pointwise_odd kernel keeps its
+// own faded anchors: the aligned pointwise kernels are another kind.
 struct PricingVariants : AnchorVariants {
   PricingVariants(const AnchorQuery& q, const KernelWork& k, const KernelParams& p) : AnchorVariants(k.variant) {
+    const auto near = [](double d2) { return d2 >= 0 && std::sqrt(d2) <= kReach; };
+    if (k.cls == KernelClass::kDepthwise && k.variant == KernelVariant::kNhwc && n == 2) {
+      bool own_any = false;
+      const double own = NearestOf(q, p, list[0], &own_any);
+      if (own_any && !near(own)) {
+        list[0] = list[1];
+        n = 1;
+      }
+      return;
+    }
     if (n < 3 || k.variant != KernelVariant::kGroupedNonPow2) return;
     bool own_any = false, parent_any = false;
     const double own = NearestOf(q, p, list[0], &own_any);
     const double parent = NearestOf(q, p, list[1], &parent_any);
-    const auto near = [](double d2) { return d2 >= 0 && std::sqrt(d2) <= kReach; };
     if (own_any && !near(own) && parent_any && parent >= 0 && (own < 0 || parent < own)) {
       list[0] = list[1];
       list[1] = list[2];
@@ -179,6 +192,7 @@ bool VariantBelongsTo(KernelVariant v, KernelClass c) {
     case KernelVariant::kPointwiseNhwc:
     case KernelVariant::kGrouped:
     case KernelVariant::kGroupedNonPow2:
+    case KernelVariant::kNhwcGroupedNonPow2:
     case KernelVariant::kPatchify: return c == KernelClass::kConv;
     case KernelVariant::kLargeKernel: return c == KernelClass::kDepthwise;
     case KernelVariant::kPool: return c == KernelClass::kReduction;
@@ -194,6 +208,12 @@ bool VariantBelongsTo(KernelVariant v, KernelClass c) {
 KernelVariant GroupedVariant(int64_t channels_per_group) {
   const bool pow2 = channels_per_group > 0 && (channels_per_group & (channels_per_group - 1)) == 0;
   return pow2 ? KernelVariant::kGrouped : KernelVariant::kGroupedNonPow2;
+}
+
+KernelVariant ChannelsLastVariant(int64_t groups, int64_t channels_per_group) {
+  return groups > 1 && GroupedVariant(channels_per_group) == KernelVariant::kGroupedNonPow2
+             ? KernelVariant::kNhwcGroupedNonPow2
+             : KernelVariant::kNhwc;
 }
 
 bool LibraryChoosesKernels(KernelClass c) {
@@ -316,6 +336,7 @@ const char* KernelVariantName(KernelVariant v) {
     case KernelVariant::kStrided: return "strided";
     case KernelVariant::kGroupedNonPow2: return "grouped_non_pow2";
     case KernelVariant::kPointwiseNhwc: return "pointwise_nhwc";
+    case KernelVariant::kNhwcGroupedNonPow2: return "nhwc_grouped_non_pow2";
   }
   return "";
 }

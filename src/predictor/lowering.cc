@@ -1776,8 +1776,8 @@ class Walker {
       ShapePermuteCopy(op.inputs[0], &c);
       work_.kernels.push_back(c);
     }
-    if (recipe == KernelRecipe::kConv && k.variant == KernelVariant::kNhwc && k.cls == KernelClass::kConv &&
-        inductor_channels_last_)
+    if (recipe == KernelRecipe::kConv && k.cls == KernelClass::kConv && inductor_channels_last_ &&
+        (k.variant == KernelVariant::kNhwc || k.variant == KernelVariant::kNhwcGroupedNonPow2))
       AddInductorLayoutCopies(index, op);
     work_.kernels.push_back(k);
     AddSideKernels(index, op, recipe, out, out_bytes);
@@ -1895,13 +1895,15 @@ class Walker {
     double bx = Bytes(op.inputs[0]), bw = Bytes(op.inputs[1]);
     kw->bytes = bx + bw + out_bytes;
     // Under torch.compile's channels-last layout a dense or grouped convolution with a kernel
-    // over 1x1 runs without its layout transposes. A 1x1 one runs as a GEMM in either layout
-    // (kPointwise, no transposes), a depthwise one is priced by its bytes in either, and a
-    // patch embedding keeps its own measured points (kPatchify), the bench having none of it
-    // channels-last.
+    // over 1x1 runs without its layout transposes, and a depthwise one runs cuDNN's NHWC
+    // depthwise kernel (CUPTI, H200 host run ce, MobileNetV3-Small under reduce-overhead:
+    // conv2d_c1_k1_nhwc, 4.8 us a layer at batch 1, its Python eager NCHW kernel 2.4). A 1x1
+    // one runs as a GEMM in either layout (kPointwise, no transposes), and a patch embedding
+    // keeps its own measured points (kPatchify), the bench having none of it channels-last.
     const bool nhwc = InSet(channels_last_, op.inputs[0]) ||
-                      (inductor_channels_last_ && x->size() == 4 && kw->cls == KernelClass::kConv && kernel > 1 &&
-                       !IsPatchify(op, *w));
+                      (inductor_channels_last_ && x->size() == 4 &&
+                       ((kw->cls == KernelClass::kConv && kernel > 1 && !IsPatchify(op, *w)) ||
+                        kw->cls == KernelClass::kDepthwise));
     if (kw->cls == KernelClass::kDepthwise) {
       // A depthwise kernel is priced by its bytes; a large-kernel or channels-last one by
       // its geometry too (outputs per channel, channels, kernel area), since 5x5 and 7x7
@@ -1915,7 +1917,7 @@ class Walker {
         kw->m = kw->n = kw->k = 0;
       }
     } else if (nhwc) {
-      kw->variant = KernelVariant::kNhwc;
+      kw->variant = ChannelsLastVariant(groups, kw->n);
     } else if (groups > 1) {
       kw->variant = GroupedVariant(kw->n);
     } else if (kernel == 1 && inductor_channels_last_ && x->size() == 4) {

@@ -69,19 +69,29 @@ enum class KernelVariant : uint8_t {
                    // NCHW call (CUPTI: ResNet-101's on an H100, 3.1-4.1 us; the bench's NCHW
                    // rows of ResNet-50's layers at 14x14 on hosts ax and cb, 5.2-5.9). Without
                    // anchors of its own it is priced as the pointwise variant
+  kNhwcGroupedNonPow2,  // channels-last grouped convolution whose output channels per group
+                        // are not a power of two, as torch.compile runs RegNetX's: cuDNN
+                        // transforms the layout around it, four kernels of about 30 us at batch
+                        // 1 where 8 or 32 channels a group take one of 4 us (the bench's
+                        // channels-last rows, H200 host run ce, batch 1, 14x14: 384 channels in
+                        // 16 groups of 24 30.3 us, 512 in 16 groups of 32 4.1 us). Without
+                        // anchors of its own it is priced as the nhwc variant
 };
-constexpr int kNumKernelVariants = 18;
+constexpr int kNumKernelVariants = 19;
 // "", "nn", "nn_bias", "broadcast", "pointwise", "batch_norm", "contiguous", "grouped",
 // "patchify", "large_kernel", "pool", "nhwc", "layer_norm", "permute", "pointwise_odd",
-// "strided", "grouped_non_pow2", "pointwise_nhwc"
+// "strided", "grouped_non_pow2", "pointwise_nhwc", "nhwc_grouped_non_pow2"
 const char* KernelVariantName(KernelVariant v);
 std::optional<KernelVariant> ParseKernelVariant(const std::string& name);
 // The variant of a grouped (not depthwise) convolution with this many output channels per
 // group: grouped_non_pow2 where that is not a power of two, else grouped. One rule for the
 // lowering, the bench's layer rows and the reader of older benches.
 KernelVariant GroupedVariant(int64_t channels_per_group);
+// The same for a convolution reading a channels-last tensor: nhwc_grouped_non_pow2 for a grouped
+// one (groups > 1) whose output channels per group are not a power of two, else nhwc.
+KernelVariant ChannelsLastVariant(int64_t groups, int64_t channels_per_group);
 // Whether `v` is a variant of class `c` (nn and nn_bias of gemm, broadcast and strided of
-// elementwise, pointwise, pointwise_odd, pointwise_nhwc, grouped, grouped_non_pow2 and patchify of conv, large_kernel of
+// elementwise, pointwise, pointwise_odd, pointwise_nhwc, grouped, grouped_non_pow2, nhwc_grouped_non_pow2 and patchify of conv, large_kernel of
 // depthwise, nhwc of both, batch_norm
 // and layer_norm of norm, pool of reduction, contiguous and permute of copy; plain of every
 // class).

@@ -278,7 +278,10 @@ TEST(LayerShapesTest, AChannelsLastRowForTorchCompile) {
                     {"layers", {{{"op", "conv"}, {"cin", 256}, {"cout", 64}, {"spatial", {56, 56}},
                                  {"kernel", {1, 1}}, {"layout", "nhwc"}, {"weights", "nhwc"}, {"batches", {1, 8}}},
                                 {{"op", "conv"}, {"cin", 64}, {"cout", 64}, {"spatial", {56, 56}},
-                                 {"kernel", {3, 3}}, {"pad", {1, 1}}, {"layout", "nhwc"}, {"weights", "nhwc"}}}}};
+                                 {"kernel", {3, 3}}, {"pad", {1, 1}}, {"layout", "nhwc"}, {"weights", "nhwc"}},
+                                {{"op", "conv"}, {"cin", 384}, {"cout", 384}, {"spatial", {14, 14}},
+                                 {"kernel", {3, 3}}, {"pad", {1, 1}}, {"groups", 16}, {"layout", "nhwc"},
+                                 {"weights", "nhwc"}}}}};
   Expected<LayerShapes> s = LayerShapesFromJson(doc, "f.json");
   ASSERT_TRUE(s.ok()) << s.status().message();
   const LayerShape& pw = s->layers[0];
@@ -296,6 +299,11 @@ TEST(LayerShapesTest, AChannelsLastRowForTorchCompile) {
   w = LayerKernelWork(dense, 1, 2);
   EXPECT_EQ(w.work["variant"], "nhwc");
   EXPECT_EQ(w.work["k"], 64 * 9);
+  // 24 channels a group: cuDNN's layout transforms, a variant of its own.
+  w = LayerKernelWork(s->layers[2], 1, 2);
+  EXPECT_EQ(w.work["variant"], "nhwc_grouped_non_pow2");
+  EXPECT_EQ(w.work["n"], 24);
+  EXPECT_EQ(w.work["batch"], 16);
 }
 
 TEST(LayerShapesTest, BadRowsAreNamed) {

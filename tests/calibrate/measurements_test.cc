@@ -127,19 +127,36 @@ TEST(MeasurementsTest, GroupedRowsOfOtherWidthsAndBatchNormShapesAreReadAsTheLow
                           {"label", "layer conv n1 128->128 56x56 k3x3 s1x1 p1x1 g4"}, {"m", 3136}, {"n", 32},
                           {"k", 288}, {"batch", 4}, {"flops", 2.3e8}, {"bytes", 3.2e6},
                           {"kernel_us", {{"median", 10.5}}}});
+  // Channels-last grouped rows as host run ce's bench wrote them (nhwc, batch = groups): 24
+  // channels a group are read as their own variant, 32 stay nhwc, and so does a dense row.
+  j["kernels"].push_back({{"class", "conv"}, {"dtype", "fp16"}, {"variant", "nhwc"},
+                          {"label", "layer conv n1 384->384 14x14 k3x3 s1x1 p1x1 g16 nhwc w-nhwc"}, {"m", 196},
+                          {"n", 24}, {"k", 216}, {"batch", 16}, {"flops", 3.3e7}, {"bytes", 4.7e5},
+                          {"kernel_us", {{"median", 30.3}}}});
+  j["kernels"].push_back({{"class", "conv"}, {"dtype", "fp16"}, {"variant", "nhwc"},
+                          {"label", "layer conv n1 512->512 14x14 k3x3 s1x1 p1x1 g16 nhwc w-nhwc"}, {"m", 196},
+                          {"n", 32}, {"k", 288}, {"batch", 16}, {"flops", 5.8e7}, {"bytes", 6.3e5},
+                          {"kernel_us", {{"median", 4.1}}}});
+  j["kernels"].push_back({{"class", "conv"}, {"dtype", "fp16"}, {"variant", "nhwc"},
+                          {"label", "layer conv n1 3->24 224x224 k3x3 s2x2 p1x1 g1 nhwc"}, {"m", 12544},
+                          {"n", 24}, {"k", 27}, {"batch", 1}, {"flops", 1.6e7}, {"bytes", 9.0e5},
+                          {"kernel_us", {{"median", 4.3}}}});
   // A batch-norm row: its shape from its label.
   j["kernels"].push_back({{"class", "norm"}, {"dtype", "fp16"}, {"variant", "batch_norm"},
                           {"main_kernel_only", true}, {"label", "batch_norm n8 64x56x56"}, {"flops", 1.6e7},
                           {"bytes", 6.4e6}, {"kernel_us", {{"median", 9.0}}}});
   Expected<Measurements> m = MeasurementsFromJson(j);
   ASSERT_TRUE(m.ok()) << m.status().message();
-  ASSERT_EQ(m->kernels.size(), 3u);
+  ASSERT_EQ(m->kernels.size(), 6u);
   EXPECT_EQ(m->kernels[0].work.variant, KernelVariant::kGroupedNonPow2);
   EXPECT_EQ(m->kernels[1].work.variant, KernelVariant::kGrouped);
-  EXPECT_EQ(m->kernels[2].work.variant, KernelVariant::kBatchNorm);
-  EXPECT_EQ(m->kernels[2].work.m, 8 * 56 * 56);
-  EXPECT_EQ(m->kernels[2].work.n, 64);
-  EXPECT_EQ(m->kernels[2].work.k, 1);
+  EXPECT_EQ(m->kernels[2].work.variant, KernelVariant::kNhwcGroupedNonPow2);
+  EXPECT_EQ(m->kernels[3].work.variant, KernelVariant::kNhwc);
+  EXPECT_EQ(m->kernels[4].work.variant, KernelVariant::kNhwc);
+  EXPECT_EQ(m->kernels[5].work.variant, KernelVariant::kBatchNorm);
+  EXPECT_EQ(m->kernels[5].work.m, 8 * 56 * 56);
+  EXPECT_EQ(m->kernels[5].work.n, 64);
+  EXPECT_EQ(m->kernels[5].work.k, 1);
 }
 
 TEST(MeasurementsTest, MissingFieldsAreNamed) {

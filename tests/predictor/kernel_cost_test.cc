@@ -318,5 +318,64 @@ TEST(KernelCostTest, AGroupedConvolutionOfAnUnevenWidthFallsBackToTheNearerGroup
   EXPECT_NEAR(AnchorFactor(layer, q), 2.0, 0.2);
 }
 
+// A channels-last depthwise 3x3 kernel (torch.compile's MobileNets) far from every
+// channels-last depthwise point (ConvNeXt's 7x7 layers, kernel area 49) is priced by the plain
+// depthwise points, by its bytes; near a channels-last 3x3 point, by that one.
+TEST(KernelCostTest, AChannelsLastDepthwiseKernelFarFromItsOwnPointsTakesThePlainOnes) {
+  KernelParams p;
+  p.floor_us = Param::Of(2);
+  p.bandwidth_gbps = Param::Of(1500);
+  auto dw = [](int64_t m, int64_t c, int64_t area, KernelVariant v) {
+    KernelWork w;
+    w.cls = KernelClass::kDepthwise;
+    w.dtype = DType::kFloat16;
+    w.variant = v;
+    if (v != KernelVariant::kPlain) {
+      w.m = m;
+      w.n = c;
+      w.k = area;
+    }
+    w.flops = 2.0 * double(m * c * area);
+    w.bytes = 2.0 * 2.0 * double(m * c);
+    return w;
+  };
+  const KernelWork layer = dw(784, 96, 9, KernelVariant::kNhwc);
+  const KernelWork convnext = dw(784, 96, 49, KernelVariant::kNhwc);
+  const KernelWork plain = dw(784, 96, 9, KernelVariant::kPlain);
+  p.anchors = {AnchorOfWork(convnext, 5 * ModelTimeUs(convnext, p, kSms)),
+               AnchorOfWork(plain, 1.5 * ModelTimeUs(plain, p, kSms))};
+  KernelParams q = Prepared(p, "depthwise/fp16");
+  EXPECT_NEAR(AnchorFactor(layer, q), 1.5, 1e-6);
+  EXPECT_NEAR(AnchorFactor(convnext, q), 5.0, 1e-6);
+  p.anchors.push_back(AnchorOfWork(dw(784, 96, 9, KernelVariant::kNhwc), 2 * ModelTimeUs(layer, p, kSms)));
+  q = Prepared(p, "depthwise/fp16");
+  EXPECT_NEAR(AnchorFactor(layer, q), 2.0, 1e-6);
+}
+
+// A channels-last grouped convolution of 24 channels a group (torch.compile's RegNetX) is priced
+// by its own anchors, not blended with the one-kernel layers of 32 channels a group beside them
+// (the bench's rows at 14x14: 30.3 us and 4.1 us); a profile without such anchors prices it by
+// the nhwc ones, its layout's.
+TEST(KernelCostTest, AChannelsLastGroupedConvolutionOfAnUnevenWidthHasItsOwnAnchors) {
+  KernelParams p = GemmParams();
+  const KernelWork layer = GroupedConv(196, 24, 216, 17, KernelVariant::kNhwcGroupedNonPow2);
+  const KernelWork own = GroupedConv(196, 24, 216, 16, KernelVariant::kNhwcGroupedNonPow2);
+  const KernelWork pow2 = GroupedConv(196, 32, 288, 16, KernelVariant::kNhwc);
+  p.anchors = {AnchorOfWork(pow2, 0.8 * ModelTimeUs(pow2, p, kSms))};
+  KernelParams q = Prepared(p, "conv/fp16");
+  EXPECT_NEAR(AnchorFactor(layer, q), 0.8, 0.05);  // no own anchors: the nhwc ones
+  p.anchors.push_back(AnchorOfWork(own, 6 * ModelTimeUs(own, p, kSms)));
+  q = Prepared(p, "conv/fp16");
+  EXPECT_NEAR(AnchorFactor(layer, q), 6.0, 0.1);
+  EXPECT_NEAR(AnchorFactor(pow2, q), 0.8, 1e-9);
+  // Read as its own variant from a bench that wrote it as nhwc.
+  EXPECT_EQ(ChannelsLastVariant(16, 24), KernelVariant::kNhwcGroupedNonPow2);
+  EXPECT_EQ(ChannelsLastVariant(16, 32), KernelVariant::kNhwc);
+  EXPECT_EQ(ChannelsLastVariant(1, 24), KernelVariant::kNhwc);
+  EXPECT_EQ(ParseKernelVariant("nhwc_grouped_non_pow2"), KernelVariant::kNhwcGroupedNonPow2);
+  EXPECT_TRUE(VariantBelongsTo(KernelVariant::kNhwcGroupedNonPow2, KernelClass::kConv));
+  EXPECT_FALSE(VariantBelongsTo(KernelVariant::kNhwcGroupedNonPow2, KernelClass::kDepthwise));
+}
+
 }  // namespace
 }  // namespace ftax

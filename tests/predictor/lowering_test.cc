@@ -1374,6 +1374,59 @@ TEST(LoweringTest, TorchCompileRunsConvolutionsChannelsLastByInductorsRule) {
   grouped.ops = {conv("x", "w", "y", 32)};
   EXPECT_EQ(variants(grouped, Framework::kTorchCompile), (std::vector<KernelVariant>{KernelVariant::kGrouped}));
 
+  // RegNetX's block: a dense 3x3 convolution, then a grouped one of 24 channels a group; the
+  // dense one's FLOPs keep the layout on (by hand: weighted 417 MFLOPs against 434 plain), and
+  // the grouped one is its own channels-last variant, its weight copied like any other's. Of
+  // 32 channels a group (weighted 625 against 629) it is a plain channels-last convolution.
+  for (int64_t width : {24, 32}) {
+    SCOPED_TRACE(width);
+    const int64_t c = width * 4;
+    Graph regnet;
+    regnet.tensors["x"] = T("x", {1, 64, 56, 56}, DType::kFloat16);
+    regnet.tensors["w3"] = T("w3", {c, 64, 3, 3}, DType::kFloat16, true);
+    regnet.tensors["y"] = T("y", {1, c, 54, 54}, DType::kFloat16);
+    regnet.tensors["wg"] = T("wg", {c, width, 3, 3}, DType::kFloat16, true);
+    regnet.tensors["z"] = T("z", {1, c, 52, 52}, DType::kFloat16);
+    regnet.ops = {conv("x", "w3", "y", 1), conv("y", "wg", "z", 4)};
+    const KernelVariant want = width == 24 ? KernelVariant::kNhwcGroupedNonPow2 : KernelVariant::kNhwc;
+    EXPECT_EQ(variants(regnet, Framework::kTorchCompile), (std::vector<KernelVariant>{KernelVariant::kNhwc, want}));
+    Expected<WorkList> wl = Lower(regnet, {Framework::kTorchCompile, DType::kFloat16});
+    ASSERT_TRUE(wl.ok()) << wl.status().message();
+    int weight_copies = 0;
+    for (const KernelWork& k : wl->kernels)
+      if (k.op_index == 1 && k.cls == KernelClass::kCopy) ++weight_copies;
+    EXPECT_EQ(weight_copies, 1);
+    EXPECT_EQ(variants(regnet, Framework::kPytorchEager),
+              (std::vector<KernelVariant>{KernelVariant::kPlain, GroupedVariant(width)}));
+  }
+
+  // A MobileNet block: the depthwise 3x3 convolution after a dense one runs channels-last
+  // under torch.compile too, shaped by its geometry (outputs per channel 52x52, 96 channels,
+  // kernel area 9); Python eager's is priced by its bytes alone.
+  Graph mobile;
+  mobile.tensors["x"] = T("x", {1, 64, 56, 56}, DType::kFloat16);
+  mobile.tensors["w3"] = T("w3", {96, 64, 3, 3}, DType::kFloat16, true);
+  mobile.tensors["y"] = T("y", {1, 96, 54, 54}, DType::kFloat16);
+  mobile.tensors["wd"] = T("wd", {96, 1, 3, 3}, DType::kFloat16, true);
+  mobile.tensors["z"] = T("z", {1, 96, 52, 52}, DType::kFloat16);
+  mobile.ops = {conv("x", "w3", "y", 1), conv("y", "wd", "z", 96)};
+  auto depthwise = [&](Framework f) {
+    Expected<WorkList> wl = Lower(mobile, {f, DType::kFloat16});
+    EXPECT_TRUE(wl.ok()) << wl.status().message();
+    KernelWork d;
+    if (wl.ok())
+      for (const KernelWork& k : wl->kernels)
+        if (k.cls == KernelClass::kDepthwise) d = k;
+    return d;
+  };
+  KernelWork d = depthwise(Framework::kTorchCompileReduceOverhead);
+  EXPECT_EQ(d.cls, KernelClass::kDepthwise);
+  EXPECT_EQ(d.variant, KernelVariant::kNhwc);
+  EXPECT_EQ(std::vector<int64_t>({d.m, d.n, d.k, d.batch}), std::vector<int64_t>({52 * 52, 96, 9, 1}));
+  d = depthwise(Framework::kPytorchEager);
+  EXPECT_EQ(d.variant, KernelVariant::kPlain);
+  EXPECT_EQ(std::vector<int64_t>({d.m, d.n, d.k}), std::vector<int64_t>({0, 0, 0}));
+
   Graph few = resnet;
   few.ops = {conv("x", "w3", "y", 1)};
   for (int i = 0; i < 300; ++i) few.ops.push_back(MakeOp("aten", "relu", {"y"}, {"y"}));

@@ -23,6 +23,13 @@ class LayerWorkTest(unittest.TestCase):
         self.assertEqual(w["flops"], 2.0 * 8 * 17 * 17 * 64 * 192)
         self.assertEqual(w["bytes"], float((8 * 192 * 289 + 64 * 192 + 8 * 64 * 289) * 2))
 
+    def test_a_channels_last_grouped_layer_of_an_uneven_width_is_its_own_variant(self):
+        _, w = layer_shapes.layer_work("layer conv n1 384->384 14x14 k3x3 s1x1 p1x1 g16 nhwc w-nhwc", 2)
+        self.assertEqual(w["variant"], "nhwc_grouped_non_pow2")
+        self.assertEqual((w["m"], w["n"], w["k"], w["batch"]), (196, 24, 216, 16))
+        _, w = layer_shapes.layer_work("layer conv n1 512->512 14x14 k3x3 s1x1 p1x1 g16 nhwc w-nhwc", 2)
+        self.assertEqual(w["variant"], "nhwc")
+
     def test_an_even_position_pointwise_layer_is_one_gemm_over_all_images(self):
         cls, w = layer_shapes.layer_work("layer conv n8 1024->256 14x14 k1x1 s1x1 p0x0 g1", 2)
         self.assertEqual(w["variant"], "pointwise")
