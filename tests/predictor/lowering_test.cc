@@ -1353,13 +1353,20 @@ TEST(LoweringTest, TorchCompileRunsConvolutionsChannelsLastByInductorsRule) {
       if (k.cls == KernelClass::kConv) v.push_back(k.variant);
     return v;
   };
-  Graph resnet;
-  resnet.tensors["x"] = T("x", {8, 64, 56, 56}, DType::kFloat16);
-  resnet.tensors["w3"] = T("w3", {128, 64, 3, 3}, DType::kFloat16, true);
-  resnet.tensors["y"] = T("y", {8, 128, 54, 54}, DType::kFloat16);
-  resnet.tensors["w1"] = T("w1", {128, 128, 1, 1}, DType::kFloat16, true);
-  resnet.tensors["z"] = T("z", {8, 128, 54, 54}, DType::kFloat16);
-  resnet.ops = {conv("x", "w3", "y", 1), conv("y", "w1", "z", 1)};
+  // x -> a dense convolution (weight w1) -> y -> one of `groups` groups (weight w2) -> z.
+  using Dims = std::vector<int64_t>;
+  auto two_convs = [&](const Dims& x, const Dims& w1, const Dims& y, const Dims& w2, const Dims& z,
+                       int64_t groups) {
+    Graph g;
+    g.tensors["x"] = T("x", x, DType::kFloat16);
+    g.tensors["w1"] = T("w1", w1, DType::kFloat16, true);
+    g.tensors["y"] = T("y", y, DType::kFloat16);
+    g.tensors["w2"] = T("w2", w2, DType::kFloat16, true);
+    g.tensors["z"] = T("z", z, DType::kFloat16);
+    g.ops = {conv("x", "w1", "y", 1), conv("y", "w2", "z", groups)};
+    return g;
+  };
+  Graph resnet = two_convs({8, 64, 56, 56}, {128, 64, 3, 3}, {8, 128, 54, 54}, {128, 128, 1, 1}, {8, 128, 54, 54}, 1);
   EXPECT_EQ(variants(resnet, Framework::kTorchCompile),
             (std::vector<KernelVariant>{KernelVariant::kNhwc, KernelVariant::kPointwiseNhwc}));
   EXPECT_EQ(variants(resnet, Framework::kTorchCompileReduceOverhead),
@@ -1381,13 +1388,7 @@ TEST(LoweringTest, TorchCompileRunsConvolutionsChannelsLastByInductorsRule) {
   for (int64_t width : {24, 32}) {
     SCOPED_TRACE(width);
     const int64_t c = width * 4;
-    Graph regnet;
-    regnet.tensors["x"] = T("x", {1, 64, 56, 56}, DType::kFloat16);
-    regnet.tensors["w3"] = T("w3", {c, 64, 3, 3}, DType::kFloat16, true);
-    regnet.tensors["y"] = T("y", {1, c, 54, 54}, DType::kFloat16);
-    regnet.tensors["wg"] = T("wg", {c, width, 3, 3}, DType::kFloat16, true);
-    regnet.tensors["z"] = T("z", {1, c, 52, 52}, DType::kFloat16);
-    regnet.ops = {conv("x", "w3", "y", 1), conv("y", "wg", "z", 4)};
+    const Graph regnet = two_convs({1, 64, 56, 56}, {c, 64, 3, 3}, {1, c, 54, 54}, {c, width, 3, 3}, {1, c, 52, 52}, 4);
     const KernelVariant want = width == 24 ? KernelVariant::kNhwcGroupedNonPow2 : KernelVariant::kNhwc;
     EXPECT_EQ(variants(regnet, Framework::kTorchCompile), (std::vector<KernelVariant>{KernelVariant::kNhwc, want}));
     Expected<WorkList> wl = Lower(regnet, {Framework::kTorchCompile, DType::kFloat16});
@@ -1403,13 +1404,7 @@ TEST(LoweringTest, TorchCompileRunsConvolutionsChannelsLastByInductorsRule) {
   // A MobileNet block: the depthwise 3x3 convolution after a dense one runs channels-last
   // under torch.compile too, shaped by its geometry (outputs per channel 52x52, 96 channels,
   // kernel area 9); Python eager's is priced by its bytes alone.
-  Graph mobile;
-  mobile.tensors["x"] = T("x", {1, 64, 56, 56}, DType::kFloat16);
-  mobile.tensors["w3"] = T("w3", {96, 64, 3, 3}, DType::kFloat16, true);
-  mobile.tensors["y"] = T("y", {1, 96, 54, 54}, DType::kFloat16);
-  mobile.tensors["wd"] = T("wd", {96, 1, 3, 3}, DType::kFloat16, true);
-  mobile.tensors["z"] = T("z", {1, 96, 52, 52}, DType::kFloat16);
-  mobile.ops = {conv("x", "w3", "y", 1), conv("y", "wd", "z", 96)};
+  const Graph mobile = two_convs({1, 64, 56, 56}, {96, 64, 3, 3}, {1, 96, 54, 54}, {96, 1, 3, 3}, {1, 96, 52, 52}, 96);
   auto depthwise = [&](Framework f) {
     Expected<WorkList> wl = Lower(mobile, {f, DType::kFloat16});
     EXPECT_TRUE(wl.ok()) << wl.status().message();
@@ -1428,7 +1423,7 @@ TEST(LoweringTest, TorchCompileRunsConvolutionsChannelsLastByInductorsRule) {
   EXPECT_EQ(std::vector<int64_t>({d.m, d.n, d.k}), std::vector<int64_t>({0, 0, 0}));
 
   Graph few = resnet;
-  few.ops = {conv("x", "w3", "y", 1)};
+  few.ops = {conv("x", "w1", "y", 1)};
   for (int i = 0; i < 300; ++i) few.ops.push_back(MakeOp("aten", "relu", {"y"}, {"y"}));
   EXPECT_EQ(variants(few, Framework::kTorchCompile), (std::vector<KernelVariant>{KernelVariant::kPlain}));
   few.ops.resize(297);  // 1 convolution and 296 relus, with the 2 parameters 299 nodes: under 300
