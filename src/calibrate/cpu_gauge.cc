@@ -31,6 +31,7 @@ GaugeScaling BringToFastState(Measurements* m, double DispatchMeasurement::*gaug
   if (gauges.empty()) return out;
   std::sort(gauges.begin(), gauges.end());
   out.reference_us = Quantile(gauges, 0.1);
+  out.typical_us = Quantile(gauges, 0.5);
   std::vector<double> scales;
   for (DispatchMeasurement& d : m->dispatch) {
     if (!(d.*gauge > 0)) continue;

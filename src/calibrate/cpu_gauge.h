@@ -25,6 +25,7 @@ namespace ftax {
 
 struct GaugeScaling {
   double reference_us = -1;  // the reading the rows were brought to; < 0: no row had one
+  double typical_us = -1;    // the rows' median reading: the host's typical speed
   int rows = 0;              // rows scaled
   double min_scale = 1, median_scale = 1, max_scale = 1;  // reference / row reading
 };

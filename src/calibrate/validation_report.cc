@@ -15,10 +15,6 @@
 namespace ftax {
 namespace {
 
-// Whether a framework's CPU side is Python code, whose speed the Python CPU gauge reads
-// (Python eager, torch.compile's wrapper), rather than C++ the host probe reads.
-bool ReadsCpuGauge(Framework f) { return IsPythonEager(f) || IsTorchCompile(f); }
-
 using json = nlohmann::json;
 
 // The Graph a measured row is predicted from, opened as every front end opens models

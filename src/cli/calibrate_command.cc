@@ -221,8 +221,14 @@ int RunCalibrate(const CalibrateOptions& o) {
   }
 
   HostProfile profile = c->profile;
-  if (gauge.rows > 0) profile.cpu_gauge_us = gauge.reference_us;
-  if (gauge.probe.rows > 0) profile.host_probe_us = gauge.probe.reference_us;
+  if (gauge.rows > 0) {
+    profile.cpu_gauge_us = gauge.reference_us;
+    profile.cpu_gauge_typical_us = gauge.typical_us;
+  }
+  if (gauge.probe.rows > 0) {
+    profile.host_probe_us = gauge.probe.reference_us;
+    profile.host_probe_typical_us = gauge.probe.typical_us;
+  }
   const std::vector<std::string> mix_lines = ApplyOpMix(all, &profile);
   profile.provenance = {{"date", UtcNow()},
                         {"tool", "ftax calibrate"},
@@ -300,11 +306,13 @@ int RunCalibrate(const CalibrateOptions& o) {
   if (o.format != "json" && gauge.rows > 0)
     std::cout << "\nCPU gauge: " << gauge.rows << " Python rows brought to " << Num(gauge.reference_us, 2)
               << " us per gauge add (the host's fast state), by x" << Num(gauge.min_scale, 2) << " to x"
-              << Num(gauge.max_scale, 2) << " (median x" << Num(gauge.median_scale, 2) << ")\n";
+              << Num(gauge.max_scale, 2) << " (median x" << Num(gauge.median_scale, 2) << "); their median reading "
+              << Num(gauge.typical_us, 2) << " us, the host's typical speed (--whatif cpu=typical)\n";
   if (o.format != "json" && gauge.probe.rows > 0)
     std::cout << "Host probe: " << gauge.probe.rows << " C++ chains brought to " << Num(gauge.probe.reference_us, 2)
               << " us per probe add (the host's fast state), by x" << Num(gauge.probe.min_scale, 2) << " to x"
-              << Num(gauge.probe.max_scale, 2) << " (median x" << Num(gauge.probe.median_scale, 2) << ")\n";
+              << Num(gauge.probe.max_scale, 2) << " (median x" << Num(gauge.probe.median_scale, 2)
+              << "); their median reading " << Num(gauge.probe.typical_us, 2) << " us\n";
 
   for (const std::string& f : c->quality_failures)
     std::cerr << "ftax calibrate: warning: not trusted, " << f

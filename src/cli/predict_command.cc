@@ -53,6 +53,7 @@ struct WhatIf {
   std::optional<DType> precision;
   std::optional<int64_t> batch;
   std::optional<double> cpu;  // every CPU-side cost times this, after the other keys
+  bool cpu_typical = false;   // cpu=typical: at the bench's median CPU readings, after the other keys
 };
 
 Expected<PredictionReport> RunSweep(const Sweep& s) {
@@ -204,7 +205,11 @@ Status ApplyWhatIf(const std::string& text, Sweep* v, WhatIf* w) {
       if (!p.ok()) return p.status().WithContext("--whatif profile");
       v->profile = p.value();
       v->profile_name = value;
+    } else if (key == "cpu" && value == "typical") {
+      w->cpu.reset();
+      w->cpu_typical = true;
     } else if (key == "cpu") {
+      w->cpu_typical = false;
       Expected<double> parsed = WhatIfNumber(key, value);
       if (!parsed.ok()) return parsed.status();
       const double factor = parsed.value();
@@ -224,6 +229,11 @@ Status ApplyWhatIf(const std::string& text, Sweep* v, WhatIf* w) {
     w->changed.emplace_back(key, value);
   }
   if (w->cpu) v->profile = AtCpuSpeedForAll(v->profile, *w->cpu);  // of the what-if's profile
+  if (w->cpu_typical) {
+    Expected<HostProfile> typical = AtTypicalCpuSpeed(v->profile);
+    if (!typical.ok()) return typical.status().WithContext(v->profile_name);
+    v->profile = typical.value();
+  }
   return Status::Ok();
 }
 
@@ -493,7 +503,9 @@ void SetupPredictCommand(CLI::App& app) {
                   "compare with a changed setup, KEY=VALUE comma list: width=F, depth=F (arch specs), "
                   "seq=N (the sequence dim of an arch spec or a model's symbolic dim 'seq'), "
                   "framework=F, precision=P, profile=NAME|FILE, batch=N, cpu=F (every CPU-side cost "
-                  "F times: 1.5 is a shared host's CPU in its slow state, 0.8 a faster CPU)");
+                  "F times: 1.5 is a shared host's CPU in its slow state, 0.8 a faster CPU), cpu=typical "
+                  "(at the CPU speed the profile's bench read in the median, where a predicted point is "
+                  "priced at the host's fast state; unseen models' runs ran near it on the stored hosts)");
   cmd->add_option("--kernels", o->kernels,
                   "list each point's N most expensive GPU kernels, equal ones (op type, class, shape) "
                   "grouped, with their predicted time and share: which layers the compute goes to, to "

@@ -38,6 +38,30 @@ HostProfile AtCpuSpeed(const HostProfile& profile, Framework framework, double f
   return p;
 }
 
+bool ReadsCpuGauge(Framework f) { return IsPythonEager(f) || IsTorchCompile(f); }
+
+Expected<HostProfile> AtTypicalCpuSpeed(const HostProfile& profile) {
+  const bool gauge = profile.cpu_gauge_us > 0 && profile.cpu_gauge_typical_us > 0;
+  const bool probe = profile.host_probe_us > 0 && profile.host_probe_typical_us > 0;
+  if (!gauge && !probe)
+    return InvalidInput(
+        "--whatif cpu=typical: the profile records no typical CPU speed (cpu_gauge_typical_us, "
+        "host_probe_typical_us: calibrate writes them since 2026-11-28); give a factor instead, e.g. cpu=1.14");
+  HostProfile p = profile;
+  for (auto& [name, f] : p.frameworks) {
+    const std::optional<Framework> fw = ParseFramework(name);
+    if (!fw) continue;
+    const bool python = ReadsCpuGauge(*fw);
+    if (python ? !gauge : !probe) continue;  // no reading of its own: left at the fast state
+    ScaleFramework(&f, python ? profile.cpu_gauge_typical_us / profile.cpu_gauge_us
+                              : profile.host_probe_typical_us / profile.host_probe_us);
+  }
+  if (probe) Scale(&p.gpu.launch_us, profile.host_probe_typical_us / profile.host_probe_us);
+  if (gauge) p.cpu_gauge_us = profile.cpu_gauge_typical_us;
+  if (probe) p.host_probe_us = profile.host_probe_typical_us;
+  return p;
+}
+
 HostProfile AtCpuSpeedForAll(const HostProfile& profile, double factor) {
   HostProfile p = profile;
   if (!(factor > 0) || factor == 1) return p;

@@ -11,6 +11,7 @@
 //   HostProfile slow = AtCpuSpeed(profile, Framework::kPytorchEager, 4.9 / profile.cpu_gauge_us);
 #pragma once
 
+#include "common/status.h"
 #include "predictor/host_profile.h"
 
 namespace ftax {
@@ -19,5 +20,17 @@ HostProfile AtCpuSpeed(const HostProfile& profile, Framework framework, double f
 // Every framework's CPU-side costs and the launch cost, once: the whole host's CPU `factor`
 // times slower (`ftax predict --whatif cpu=F`).
 HostProfile AtCpuSpeedForAll(const HostProfile& profile, double factor);
+
+// Whether a framework's CPU speed is read by the Python gauge (Python eager and torch.compile's
+// wrapper) rather than by the host probe (the C++-timed TorchScript, LibTorch, CUDA graphs).
+bool ReadsCpuGauge(Framework f);
+
+// The profile at its bench's typical CPU speed (`--whatif cpu=typical`): each framework's
+// CPU-side costs times its reading's median over its fast state (cpu_gauge_typical_us /
+// cpu_gauge_us for the frameworks ReadsCpuGauge names, host_probe_typical_us /
+// host_probe_us for the others), and the launch cost, which the C++ bench times, by the
+// probe's. Stored host runs' Python eager rows of unseen models ran near that reading
+// (validation/scripts/gauge_reference.py). An error names the readings a profile lacks.
+Expected<HostProfile> AtTypicalCpuSpeed(const HostProfile& profile);
 
 }  // namespace ftax

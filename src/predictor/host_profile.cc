@@ -309,17 +309,15 @@ static Expected<HostProfile> HostProfileFromJsonUnchecked(const json& j) {
   p.provenance = j.value("provenance", json::object());
   p.fit = j.value("fit", json::object());
   p.synthetic = j.value("synthetic", false);
-  if (j.contains("cpu_gauge_us") && !j.at("cpu_gauge_us").is_null()) {
-    const json& g = j.at("cpu_gauge_us");
+  for (auto [key, field] : {std::pair{"cpu_gauge_us", &HostProfile::cpu_gauge_us},
+                             std::pair{"host_probe_us", &HostProfile::host_probe_us},
+                             std::pair{"cpu_gauge_typical_us", &HostProfile::cpu_gauge_typical_us},
+                             std::pair{"host_probe_typical_us", &HostProfile::host_probe_typical_us}}) {
+    if (!j.contains(key) || j.at(key).is_null()) continue;
+    const json& g = j.at(key);
     if (!g.is_number() || !(g.get<double>() > 0) || g.get<double>() > 1e6)
-      return InvalidInput("profile: cpu_gauge_us must be a positive number of microseconds");
-    p.cpu_gauge_us = g.get<double>();
-  }
-  if (j.contains("host_probe_us") && !j.at("host_probe_us").is_null()) {
-    const json& g = j.at("host_probe_us");
-    if (!g.is_number() || !(g.get<double>() > 0) || g.get<double>() > 1e6)
-      return InvalidInput("profile: host_probe_us must be a positive number of microseconds");
-    p.host_probe_us = g.get<double>();
+      return InvalidInput(std::string("profile: ") + key + " must be a positive number of microseconds");
+    p.*field = g.get<double>();
   }
 
   if (!j.contains("gpu") || !j.at("gpu").is_object())
@@ -458,6 +456,8 @@ json HostProfileToJson(const HostProfile& p) {
   if (p.synthetic) j["synthetic"] = true;
   if (p.cpu_gauge_us > 0) j["cpu_gauge_us"] = p.cpu_gauge_us;
   if (p.host_probe_us > 0) j["host_probe_us"] = p.host_probe_us;
+  if (p.cpu_gauge_typical_us > 0) j["cpu_gauge_typical_us"] = p.cpu_gauge_typical_us;
+  if (p.host_probe_typical_us > 0) j["host_probe_typical_us"] = p.host_probe_typical_us;
   j["host"] = p.host;
   j["provenance"] = p.provenance;
   j["fit"] = p.fit;

@@ -157,6 +157,11 @@ struct HostProfile {
   // state, to which calibrate brought every chain that read it. < 0: unknown (benches
   // before 2026-11-26 read no probe around their chains).
   double host_probe_us = -1;
+  // The bench's median readings of the same two: the host's typical speed while it benched
+  // (`ftax predict --whatif cpu=typical` prices at them). < 0: unknown (profiles calibrated
+  // before 2026-11-28).
+  double cpu_gauge_typical_us = -1;
+  double host_probe_typical_us = -1;
 
   const FrameworkParams* FindFramework(Framework f) const;
 };

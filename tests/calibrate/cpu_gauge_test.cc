@@ -26,6 +26,7 @@ TEST(CpuGaugeTest, RowsTimedSlowAreBroughtToTheFastState) {
   m.dispatch.push_back(Row(500, -1));
   CpuGaugeNormalization n = NormalizeToCpuGauge(&m);
   EXPECT_DOUBLE_EQ(n.reference_us, 3.0);
+  EXPECT_DOUBLE_EQ(n.typical_us, 3.0);  // the median of twelve readings, eleven of them 3 us
   EXPECT_EQ(n.rows, 12);
   EXPECT_DOUBLE_EQ(n.min_scale, 0.5);
   EXPECT_DOUBLE_EQ(n.max_scale, 1.0);
@@ -52,6 +53,7 @@ TEST(CpuGaugeTest, CppChainsAreBroughtToTheFastStateByTheHostProbe) {
   EXPECT_DOUBLE_EQ(n.reference_us, 3.0);
   EXPECT_EQ(n.rows, 4);
   EXPECT_DOUBLE_EQ(n.probe.reference_us, 6.0);
+  EXPECT_DOUBLE_EQ(n.probe.typical_us, 6.0);
   EXPECT_EQ(n.probe.rows, 9);
   EXPECT_NEAR(n.probe.min_scale, 2.0 / 3.0, 1e-12);
   EXPECT_NEAR(m.dispatch.back().call_us.median, 40, 1e-9);

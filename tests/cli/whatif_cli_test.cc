@@ -3,6 +3,10 @@
 // is paired with its own what-if point (also when the what-if fixes the batch or framework).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 
@@ -135,6 +139,34 @@ TEST(WhatIfCliTest, CpuScalesTheHostSideOfEveryFramework) {
   }
   for (const char* bad : {"cpu=0", "cpu=-1", "cpu=fast", "cpu=1000"})
     EXPECT_EQ(RunFtax(std::string("predict --arch bert --profile h200 --batch 1 --whatif ") + bad).rc, 2) << bad;
+}
+
+// cpu=typical: at the CPU speed the shipped profile's bench read in the median (h200's bench:
+// gauge 3.5615 us over its fast state's 2.9459): a framework-bound Python eager point's CPU
+// time grows by that ratio (within 0.5%: its kernels' launches, which the C++ bench times, move
+// by the host probe's ratio). A profile that records no such reading is bad input, named.
+TEST(WhatIfCliTest, CpuTypicalIsTheBenchsMedianReading) {
+  CliRun r = RunFtax("predict --arch bert:layers=4 --dim seq=128 --profile h200 --framework pytorch-eager "
+                     "--precision fp16 --batch 1 --samples 0 --whatif cpu=typical --format json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["pairs"].size(), 1u);
+  const auto& b = j["pairs"][0]["base"];
+  const auto& w = j["pairs"][0]["whatif"];
+  EXPECT_EQ(w["changed"], nlohmann::json({{"cpu", "typical"}}));
+  EXPECT_NEAR(w["framework_ms"].get<double>(), 3.5615 / 2.9459 * b["framework_ms"].get<double>(),
+              5e-3 * b["framework_ms"].get<double>());
+  const std::string old_profile =
+      (std::filesystem::temp_directory_path() / ("ftax_whatif_" + std::to_string(::getpid()) + ".json")).string();
+  nlohmann::json p =
+      nlohmann::json::parse(::ftax::testing::SlurpFile(std::string(FTAX_SOURCE_DIR) + "/data/profiles/h200.json"));
+  p.erase("cpu_gauge_typical_us");
+  p.erase("host_probe_typical_us");
+  std::ofstream(old_profile) << p.dump();
+  r = RunFtax("predict --arch bert --profile " + old_profile + " --batch 1 --whatif cpu=typical");
+  std::filesystem::remove(old_profile);
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("records no typical CPU speed"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -35,6 +35,31 @@ TEST(CpuSpeedTest, ScalesTheFrameworksCpuCostsAndNothingElse) {
   EXPECT_DOUBLE_EQ(AtCpuSpeed(p, Framework::kPytorchEager, 0).frameworks.at("pytorch-eager").module_us.value, 5);
 }
 
+// At the bench's typical speed: the Python frameworks by the gauge's median over its fast state
+// (4.5 / 3 = 1.5), the C++ ones and the launch by the probe's (8 / 6.4 = 1.25); a profile
+// without the readings is an error that says what to give instead.
+TEST(CpuSpeedTest, AtTheTypicalSpeedEachFrameworkMovesByItsOwnReading) {
+  HostProfile p = testing::SyntheticProfile();
+  p.gpu.launch_us = Param::Of(4.0, 0.1);
+  Expected<HostProfile> none = AtTypicalCpuSpeed(p);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("cpu=1.14"), std::string::npos);
+  p.cpu_gauge_us = 3.0;
+  p.cpu_gauge_typical_us = 4.5;
+  p.host_probe_us = 6.4;
+  p.host_probe_typical_us = 8.0;
+  Expected<HostProfile> t = AtTypicalCpuSpeed(p);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_DOUBLE_EQ(t->FindFramework(Framework::kPytorchEager)->module_us.value, 7.5);
+  EXPECT_DOUBLE_EQ(t->FindFramework(Framework::kTorchscript)->dispatch_us[int(DispatchClass::kKernel)].value, 6.25);
+  EXPECT_DOUBLE_EQ(t->gpu.launch_us.value, 5.0);
+  EXPECT_DOUBLE_EQ(t->cpu_gauge_us, 4.5);
+  EXPECT_DOUBLE_EQ(t->host_probe_us, 8.0);
+  EXPECT_DOUBLE_EQ(t->gpu.Find(KernelClass::kGemm, DType::kFloat16)->rate_tflops.value, 100);
+  EXPECT_TRUE(ReadsCpuGauge(Framework::kTorchCompile));
+  EXPECT_FALSE(ReadsCpuGauge(Framework::kCudaGraph));
+}
+
 TEST(CpuSpeedTest, APythonEagerPredictionsFrameworkTimeFollowsTheCpuAndItsGpuTimeDoesNot) {
   HostProfile p = testing::SyntheticProfile();
   p.cpu_gauge_us = 3.0;

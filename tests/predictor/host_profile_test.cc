@@ -217,6 +217,19 @@ TEST(HostProfileTest, CpuGaugeRoundTripsAndIsChecked) {
   bad = HostProfileFromJson(j);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("host_probe_us"), std::string::npos);
+  // The bench's median readings (the host's typical speed), likewise.
+  EXPECT_FALSE(HostProfileToJson(p).contains("cpu_gauge_typical_us"));
+  p.cpu_gauge_typical_us = 3.9;
+  p.host_probe_typical_us = 7.7;
+  j = HostProfileToJson(p);
+  q = HostProfileFromJson(j);
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  EXPECT_DOUBLE_EQ(q->cpu_gauge_typical_us, 3.9);
+  EXPECT_DOUBLE_EQ(q->host_probe_typical_us, 7.7);
+  j["host_probe_typical_us"] = -2;
+  bad = HostProfileFromJson(j);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("host_probe_typical_us"), std::string::npos);
 }
 
 // Relative op scales round-trip; a bad one, or one on a replayed graph, is an error naming it.

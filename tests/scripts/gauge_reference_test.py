@@ -67,6 +67,7 @@ class GaugeReferenceTest(unittest.TestCase):
         self.assertEqual(ev[6], 1)  # the repeated row once
         self.assertAlmostEqual(ev[8], 2.8 / 2.1)
         self.assertAlmostEqual(ev[9], 0.8)
+        self.assertAlmostEqual(ev[10], 2.8 / 2.5)
         comp = got[("evaluation", "compile")]
         self.assertEqual(comp[6], 2)
         self.assertAlmostEqual(comp[7], 2.6)

@@ -8,8 +8,10 @@ run with both, this prints the bench's gauge at its 10th and 50th percentiles, a
 model rows (calibration or evaluation models of data/zoo/split.json; Python eager or
 torch.compile) their median gauge, its ratio to the bench's fast state, and q: the percentile
 of the bench's readings at which the bench read the group's median (0.10 would be the fast
-state itself). Then, per group, the median over host runs of q and of the ratio. A ratio of
-1.14 means the group's rows ran their CPU-side work about 14% slower than ftax prices it.
+state itself), and the median's ratio to the bench's median reading (the typical speed
+`ftax predict --whatif cpu=typical` prices at). Then, per group, the median over host runs of
+q and of the ratios. A ratio of 1.14 to the fast state means the group's rows ran their
+CPU-side work about 14% slower than ftax prices it.
 
     validation/scripts/gauge_reference.py [RUN_DIR ...]      # default: validation/h*/*
 
@@ -101,7 +103,7 @@ def family(framework):
 
 
 def analyse(runs, split):
-    """[(run, bench n, p10, p50, side, family, n, median, median/p10, q)]"""
+    """[(run, bench n, p10, p50, side, family, n, median, median/p10, q, median/p50)]"""
     out = []
     for run in runs:
         bench = bench_gauges(run)
@@ -116,7 +118,7 @@ def analyse(runs, split):
         p10, p50 = quantile(bench, 0.1), quantile(bench, 0.5)
         for (side, fam), g in sorted(groups.items()):
             m = statistics.median(g)
-            out.append((run, len(bench), p10, p50, side, fam, len(g), m, m / p10, rank(bench, m)))
+            out.append((run, len(bench), p10, p50, side, fam, len(g), m, m / p10, rank(bench, m), m / p50))
     return out
 
 
@@ -131,22 +133,27 @@ def main(argv=None):
     if not rows:
         print("no host run has both a gauged bench and gauged model rows", file=sys.stderr)
         return 1
-    print("| host run | bench rows | bench p10 µs | bench p50 µs | models | framework | rows | median µs | median / p10 | q |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for run, nb, p10, p50, side, fam, n, m, ratio, q in rows:
+    print("| host run | bench rows | bench p10 µs | bench p50 µs | models | framework | rows | median µs | median / p10 | q "
+          "| median / p50 |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for run, nb, p10, p50, side, fam, n, m, ratio, q, typical in rows:
         name = os.path.relpath(run, os.path.join(ROOT, "validation")) if run.startswith(ROOT) else run
-        print(f"| {name} | {nb} | {p10:.2f} | {p50:.2f} | {side} | {fam} | {n} | {m:.2f} | {ratio:.2f} | {q:.2f} |")
+        print(f"| {name} | {nb} | {p10:.2f} | {p50:.2f} | {side} | {fam} | {n} | {m:.2f} | {ratio:.2f} | {q:.2f} "
+              f"| {typical:.2f} |")
     print()
-    print("| models | framework | host runs | q: median (min-max) | median / p10: median (min-max) |")
-    print("|---|---|---|---|---|")
+    print("| models | framework | host runs | q: median (min-max) | median / p10: median (min-max) "
+          "| median / p50: median (min-max) |")
+    print("|---|---|---|---|---|---|")
     for side in ("calibration", "evaluation"):
         for fam in ("eager", "compile"):
             g = [r for r in rows if r[4] == side and r[5] == fam]
             if not g:
                 continue
-            qs, ratios = [r[9] for r in g], [r[8] for r in g]
-            print(f"| {side} | {fam} | {len(g)} | {statistics.median(qs):.2f} ({min(qs):.2f}-{max(qs):.2f}) | "
-                  f"{statistics.median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f}) |")
+            cols = []
+            for k in (9, 8, 10):
+                v = [r[k] for r in g]
+                cols.append(f"{statistics.median(v):.2f} ({min(v):.2f}-{max(v):.2f})")
+            print(f"| {side} | {fam} | {len(g)} | " + " | ".join(cols) + " |")
     return 0
 
 
