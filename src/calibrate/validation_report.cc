@@ -218,8 +218,10 @@ Expected<ValidationReport> CompareMeasurements(const json& measured, const HostP
     const bool python = ReadsCpuGauge(*fw);
     const double row_gauge = python ? number("cpu_gauge_us") : number("host_probe_us");
     const double profile_gauge = python ? profile.cpu_gauge_us : profile.host_probe_us;
-    const bool rescale = opt.at_row_cpu_speed && row_gauge > 0 && profile_gauge > 0;
-    if (rescale) r.cpu_speed_factor = row_gauge / profile_gauge;
+    const double typical = python ? profile.cpu_gauge_typical_us : profile.host_probe_typical_us;
+    const bool rescale = profile_gauge > 0 && ((opt.at_row_cpu_speed && row_gauge > 0) ||
+                                               (opt.at_typical_cpu_speed && typical > 0));
+    if (rescale) r.cpu_speed_factor = (opt.at_row_cpu_speed ? row_gauge : typical) / profile_gauge;
     Expected<PredictionPoint> p =
         rescale ? PredictPoint(g.value(), AtCpuSpeed(profile, *fw, r.cpu_speed_factor), *fw, precision,
                                opt.interval_samples, 1, &notes)
@@ -281,14 +283,21 @@ Expected<ValidationReport> CompareMeasurements(const json& measured, const HostP
     }
     if (factors.empty()) continue;
     std::sort(factors.begin(), factors.end());
+    const char* rows = python ? "Python eager and torch.compile" : "TorchScript and CUDA-graph";
+    const char* reading = python ? "CPU gauge" : "host probe";
+    const double fast = python ? profile.cpu_gauge_us : profile.host_probe_us;
+    char how[200];
+    if (opt.at_typical_cpu_speed && !opt.at_row_cpu_speed)
+      std::snprintf(how, sizeof(how), "the profile's typical CPU speed: its bench's median %s reading over its fast "
+                    "state's %.2f us, x%.2f,", reading, fast, factors.front());
+    else
+      std::snprintf(how, sizeof(how), "the CPU speed each was measured at: their %s over the profile's %.2f us, "
+                    "x%.2f to x%.2f (median x%.2f),", reading, fast, factors.front(), factors.back(),
+                    factors[factors.size() / 2]);
     char buf[320];
     std::snprintf(buf, sizeof(buf),
-                  "%zu %s rows predicted at the CPU speed each was measured at: their %s over the "
-                  "profile's %.2f us, x%.2f to x%.2f (median x%.2f), scales the framework's CPU-side "
-                  "costs (--cpu-speed profile: not scaled)",
-                  factors.size(), python ? "Python eager and torch.compile" : "TorchScript and CUDA-graph",
-                  python ? "CPU gauge" : "host probe", python ? profile.cpu_gauge_us : profile.host_probe_us,
-                  factors.front(), factors.back(), factors[factors.size() / 2]);
+                  "%zu %s rows predicted at %s scales the framework's CPU-side costs (--cpu-speed profile: not scaled)",
+                  factors.size(), rows, how);
     rep.notes.push_back(buf);
   }
   SummarizeReport(&rep, opt);

@@ -41,6 +41,10 @@ struct CompareOptions {
   // host probe ("host_probe_us", calibrate/host_probe.h), and the profile the reading it is
   // priced at, the framework's CPU-side costs are scaled by their ratio (predictor/cpu_speed.h).
   bool at_row_cpu_speed = false;
+  // Predict every row at the profile's typical CPU speed instead (`--cpu-speed typical`): the
+  // bench's median reading of the gauge or the probe (HostProfile::cpu_gauge_typical_us,
+  // host_probe_typical_us) over its fast state, as `ftax predict --whatif cpu=typical` does.
+  bool at_typical_cpu_speed = false;
 };
 
 struct ValidationRow {

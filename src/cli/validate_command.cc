@@ -417,6 +417,11 @@ int RunValidate(const ValidateOptions& o) {
   CompareOptions copt;
   copt.predict_from_file = o.predict_from == "file";
   copt.at_row_cpu_speed = o.cpu_speed == "row";
+  copt.at_typical_cpu_speed = o.cpu_speed == "typical";
+  if (copt.at_typical_cpu_speed && !(profile->cpu_gauge_typical_us > 0) && !(profile->host_probe_typical_us > 0))
+    return ReportError("validate", InvalidInput("--cpu-speed typical: profile " + o.profile +
+                                                " records no typical CPU speed (cpu_gauge_typical_us, "
+                                                "host_probe_typical_us: ftax calibrate writes them since 2026-11-28)"));
   Expected<ValidationReport> rep = o.refine == "leave-one-model-out"
                                        ? CompareLeaveOneModelOut(measured, profile.value(), copt)
                                        : CompareMeasurements(measured, profile.value(), copt);
@@ -497,8 +502,9 @@ void SetupValidateCommand(CLI::App& app) {
                   "fast state), as ftax predict does; row: each row at the speed it was measured at "
                   "(Python eager and torch.compile: the CPU gauge it carries over the profile's; TorchScript and CUDA "
                   "graphs: the host probe; all CPU-side costs scaled by it; shared hosts' CPUs slow "
-                  "by about 1.5-1.8x for seconds to minutes)")
-      ->check(CLI::IsMember({"row", "profile"}))
+                  "by about 1.5-1.8x for seconds to minutes); typical: every row at the speed the "
+                  "profile's bench read in the median, as ftax predict --whatif cpu=typical")
+      ->check(CLI::IsMember({"row", "profile", "typical"}))
       ->capture_default_str();
   cmd->add_option("--refine", o->refine,
                   "none; leave-one-model-out: predict each model with Python-eager/TorchScript "

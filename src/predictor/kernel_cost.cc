@@ -105,17 +105,20 @@ double NearestOf(const AnchorQuery& q, const KernelParams& p, KernelVariant v, b
 // a width that is not a power of two, less its own variant where all of its own anchors lie
 // beyond reach and the grouped ones have a nearer one (a 2-D layer of 24 channels a group,
 // where the bench's only such rows are 1-D: WavLM's positional convolution). A channels-last
-// depthwise kernel beyond reach of every channels-last depthwise point (a 3x3 one under
-// torch.compile, where the bench timed only ConvNeXt's 7x7 ones channels-last) is priced by the
-// plain depthwise points, by its bytes, as the NCHW kernel is. A pointwise_odd kernel keeps its
-// own faded anchors: the aligned pointwise kernels are another kind.
+// depthwise kernel whose kernel area no channels-last depthwise point has (a 3x3 or 5x5 one
+// under torch.compile, where benches before 2026-11-28 timed only ConvNeXt's 7x7 ones
+// channels-last) is priced by the plain depthwise points, by its bytes, as the NCHW kernel is;
+// one of a measured area keeps its own points, faded with distance (ConvNeXt's 7x7 layers of
+// other sizes). A pointwise_odd kernel keeps its own faded anchors: the aligned pointwise
+// kernels are another kind.
 struct PricingVariants : AnchorVariants {
   PricingVariants(const AnchorQuery& q, const KernelWork& k, const KernelParams& p) : AnchorVariants(k.variant) {
     const auto near = [](double d2) { return d2 >= 0 && std::sqrt(d2) <= kReach; };
     if (k.cls == KernelClass::kDepthwise && k.variant == KernelVariant::kNhwc && n == 2) {
-      bool own_any = false;
-      const double own = NearestOf(q, p, list[0], &own_any);
-      if (own_any && !near(own)) {
+      const bool same_area = std::any_of(p.anchors.begin(), p.anchors.end(), [&](const KernelAnchor& a) {
+        return a.variant == KernelVariant::kNhwc && a.k == k.k;
+      });
+      if (!same_area) {
         list[0] = list[1];
         n = 1;
       }

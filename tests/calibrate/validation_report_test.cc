@@ -205,6 +205,25 @@ TEST(ValidationReportTest, RowsCanBePredictedAtTheCpuSpeedTheyRanAt) {
   ASSERT_TRUE(tc_row.ok()) << tc_row.status().message();
   ASSERT_EQ(tc_row->rows.size(), 1u) << (tc_row->skipped.empty() ? "" : tc_row->skipped[0]);
   EXPECT_DOUBLE_EQ(tc_row->rows[0].cpu_speed_factor, 2);
+
+  // --cpu-speed typical: every row at the bench's median reading over the fast state, whatever
+  // the row read (a Python row by the gauge's, 3.6 / 3.0; a TorchScript row by the probe's,
+  // 7.5 / 6.0), and a row without a reading alike.
+  prof.cpu_gauge_typical_us = 3.6;
+  prof.host_probe_typical_us = 7.5;
+  row["cpu_gauge_us"] = 6.0;
+  CompareOptions typical;
+  typical.interval_samples = 0;
+  typical.at_typical_cpu_speed = true;
+  Expected<ValidationReport> at_typical = CompareMeasurements({{"rows", {row, plain, ts}}}, prof, typical);
+  ASSERT_TRUE(at_typical.ok()) << at_typical.status().message();
+  ASSERT_EQ(at_typical->rows.size(), 3u);
+  EXPECT_DOUBLE_EQ(at_typical->rows[0].cpu_speed_factor, 1.2);
+  EXPECT_DOUBLE_EQ(at_typical->rows[1].cpu_speed_factor, 1.2);
+  EXPECT_DOUBLE_EQ(at_typical->rows[2].cpu_speed_factor, 1.25);
+  bool typical_noted = false;
+  for (const std::string& n : at_typical->notes) typical_noted |= n.find("typical CPU speed") != std::string::npos;
+  EXPECT_TRUE(typical_noted);
 }
 
 // A row's GPU time: kernel_ms as written where the run wrote kernel_sum_ms beside it (the

@@ -318,9 +318,10 @@ TEST(KernelCostTest, AGroupedConvolutionOfAnUnevenWidthFallsBackToTheNearerGroup
   EXPECT_NEAR(AnchorFactor(layer, q), 2.0, 0.2);
 }
 
-// A channels-last depthwise 3x3 kernel (torch.compile's MobileNets) far from every
-// channels-last depthwise point (ConvNeXt's 7x7 layers, kernel area 49) is priced by the plain
-// depthwise points, by its bytes; near a channels-last 3x3 point, by that one.
+// A channels-last depthwise 3x3 kernel (torch.compile's MobileNets) where the only channels-last
+// depthwise points are ConvNeXt's 7x7 layers (kernel area 49) is priced by the plain depthwise
+// points, by its bytes; with a channels-last 3x3 point, by that one. A 7x7 one far from the 7x7
+// points keeps their ratio, faded with the distance.
 TEST(KernelCostTest, AChannelsLastDepthwiseKernelFarFromItsOwnPointsTakesThePlainOnes) {
   KernelParams p;
   p.floor_us = Param::Of(2);
@@ -347,6 +348,9 @@ TEST(KernelCostTest, AChannelsLastDepthwiseKernelFarFromItsOwnPointsTakesThePlai
   KernelParams q = Prepared(p, "depthwise/fp16");
   EXPECT_NEAR(AnchorFactor(layer, q), 1.5, 1e-6);
   EXPECT_NEAR(AnchorFactor(convnext, q), 5.0, 1e-6);
+  const double far_7x7 = AnchorFactor(dw(12544, 96, 49, KernelVariant::kNhwc), q);  // 4 octaves of m away
+  EXPECT_GT(far_7x7, 1.0);
+  EXPECT_LT(far_7x7, 5.0);
   p.anchors.push_back(AnchorOfWork(dw(784, 96, 9, KernelVariant::kNhwc), 2 * ModelTimeUs(layer, p, kSms)));
   q = Prepared(p, "depthwise/fp16");
   EXPECT_NEAR(AnchorFactor(layer, q), 2.0, 1e-6);
