@@ -322,7 +322,7 @@ TEST(KernelCostTest, AGroupedConvolutionOfAnUnevenWidthFallsBackToTheNearerGroup
 // depthwise points are ConvNeXt's 7x7 layers (kernel area 49) is priced by the plain depthwise
 // points, by its bytes; with a channels-last 3x3 point, by that one. A 7x7 one far from the 7x7
 // points keeps their ratio, faded with the distance.
-TEST(KernelCostTest, AChannelsLastDepthwiseKernelFarFromItsOwnPointsTakesThePlainOnes) {
+TEST(KernelCostTest, AChannelsLastDepthwiseKernelOfAnUnmeasuredKernelAreaTakesThePlainPoints) {
   KernelParams p;
   p.floor_us = Param::Of(2);
   p.bandwidth_gbps = Param::Of(1500);
