@@ -241,8 +241,8 @@ def compiled_copies(rows):
                 k == "grouped" and max(r["kernel"]) == 1):
             continue
         c = {f: v for f, v in r.items() if f not in ("models", "count", "grid", "kind")}
-        # Batches 1 and 8 (reaching batch 16): 150 rows at three batches would add about a
-        # fifth to the bench's time.
+        # Batches 1 and 8 (reaching batch 16): these 177 rows at three batches would add about
+        # a fifth to the bench's time.
         c.update({"layout": "nhwc", "weights": "nhwc", "batches": [1, 8]})
         c.update({"models": r.get("models", []), "count": r.get("count", 0), "kind": k})
         if r.get("grid"):

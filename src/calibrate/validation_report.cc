@@ -294,11 +294,8 @@ Expected<ValidationReport> CompareMeasurements(const json& measured, const HostP
       std::snprintf(how, sizeof(how), "the CPU speed each was measured at: their %s over the profile's %.2f us, "
                     "x%.2f to x%.2f (median x%.2f),", reading, fast, factors.front(), factors.back(),
                     factors[factors.size() / 2]);
-    char buf[320];
-    std::snprintf(buf, sizeof(buf),
-                  "%zu %s rows predicted at %s scales the framework's CPU-side costs (--cpu-speed profile: not scaled)",
-                  factors.size(), rows, how);
-    rep.notes.push_back(buf);
+    rep.notes.push_back(std::to_string(factors.size()) + " " + rows + " rows predicted at " + how +
+                        " scales the framework's CPU-side costs (--cpu-speed profile: not scaled)");
   }
   SummarizeReport(&rep, opt);
   return rep;

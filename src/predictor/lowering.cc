@@ -5,8 +5,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <optional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -455,11 +455,6 @@ class Walker {
     return Placement::kHostOp;
   }
 
-  // Exporters write F.gelu (erf form) as x * (1 + erf(x / sqrt(2))) * 0.5 (the
-  // TorchScript-based exporter) or x * (0.5 * (1 + erf(x / sqrt(2)))) (the dynamo exporter):
-  // Div (or Mul), Erf, Add, Mul, Mul, each intermediate read by the next op only. PyTorch runs the module as
-  // one GELU kernel, so the five ops are priced as that kernel (reading x, writing the result)
-  // at the last one; the others cost nothing.
   // ONNX has no slice assignment: the TorchScript-based exporter writes `mask[a:b, c:d] = v`
   // (Swin's shifted-window attention mask) as a ScatterND whose indices it builds from Range,
   // Slice, Add, Expand, Unsqueeze and Concat on integer tensors, and whose updates it expands
@@ -549,6 +544,11 @@ class Walker {
     if (!cand.empty()) scatter_assignments_ = int(scatters.size());
   }
 
+  // Exporters write F.gelu (erf form) as x * (1 + erf(x / sqrt(2))) * 0.5 (the
+  // TorchScript-based exporter) or x * (0.5 * (1 + erf(x / sqrt(2)))) (the dynamo exporter):
+  // Div (or Mul), Erf, Add, Mul, Mul, each intermediate read by the next op only. PyTorch runs the module as
+  // one GELU kernel, so the five ops are priced as that kernel (reading x, writing the result)
+  // at the last one; the others cost nothing.
   void FindOnnxGelus() {
     const auto& readers = readers_;
     const auto& index = op_index_;
@@ -964,7 +964,6 @@ class Walker {
       if (!dropped.count(d)) out.push_back(work_.dispatches[d]);
     work_.dispatches.swap(out);
   }
-
 
   // nn.MultiheadAttention's slow path (F.multi_head_attention_forward), which both exporters
   // write where a trace records the inference fast path (aten::_native_multi_head_attention:

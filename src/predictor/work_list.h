@@ -71,8 +71,8 @@ enum class KernelVariant : uint8_t {
                    // anchors of its own it is priced as the pointwise variant
   kNhwcGroupedNonPow2,  // channels-last grouped convolution whose output channels per group
                         // are not a power of two, as torch.compile runs RegNetX's: cuDNN
-                        // transforms the layout around it, four kernels of about 30 us at batch
-                        // 1 where 8 or 32 channels a group take one of 4 us (the bench's
+                        // transforms the layout around it, four kernels and about 30 us in all
+                        // at batch 1 where 8 or 32 channels a group take one kernel of 4 us (the bench's
                         // channels-last rows, H200 host run ce, batch 1, 14x14: 384 channels in
                         // 16 groups of 24 30.3 us, 512 in 16 groups of 32 4.1 us). Without
                         // anchors of its own it is priced as the nhwc variant
