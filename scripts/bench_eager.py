@@ -106,11 +106,42 @@ def compile_rows(torch, dev, fw, mode, quick, timed, gauged):
             return x
         return f
 
+    def param_chain(n):
+        # The kernel chain with a batch norm's four tensors read by each softmax (weight, bias,
+        # running mean and variance, as a compiled CNN's kernels read them): n Triton kernels
+        # and 4n tensors of model state, each an input the compiled graph takes, so that the
+        # chain's slope beyond the kernel chain's is what four such inputs cost a call. (Host
+        # run cf's bench, the first with this chain, read one parameter per kernel.)
+        class Params(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                with torch.inference_mode(False):  # parameters and buffers as models make them
+                    self.w = torch.nn.ParameterList(
+                        [torch.nn.Parameter(torch.rand(8, device=dev) + 0.5, requires_grad=False) for _ in range(n)])
+                    self.b = torch.nn.ParameterList(
+                        [torch.nn.Parameter(torch.rand(8, device=dev), requires_grad=False) for _ in range(n)])
+                    for i in range(n):
+                        self.register_buffer(f"mean{i}", torch.rand(8, device=dev))
+                        self.register_buffer(f"var{i}", torch.rand(8, device=dev) + 0.5)
+
+            def forward(self, x):
+                for i in range(n):
+                    m, v = getattr(self, f"mean{i}"), getattr(self, f"var{i}")
+                    x = torch.softmax((x - m) * torch.rsqrt(v + 1e-5) * self.w[i] + self.b[i], dim=i % 2)
+                return x
+        return Params().eval()
+
+    # Tensors each chain's compiled graph takes besides its input: the library chain's matrix,
+    # the parameter chain's four per kernel.
+    graph_inputs = {"kernel": lambda n: 0, "view": lambda n: 0, "library": lambda n: 1, "param": lambda n: 4 * n}
     rows = []
     with torch.inference_mode():
-        for cls, make in (("kernel", kernel_chain), ("view", view_chain), ("library", library_chain)):
+        for cls, make in (("kernel", kernel_chain), ("view", view_chain), ("library", library_chain),
+                          ("param", param_chain)):
             if cls == "view" and mode != "default":
                 continue  # a replayed graph holds no views
+            if cls == "param" and mode != "default":
+                continue  # measured where the wrapper runs every call: the default mode
             for n in ns:
                 torch._dynamo.reset()
                 try:
@@ -129,7 +160,8 @@ def compile_rows(torch, dev, fw, mode, quick, timed, gauged):
                     print(f"bench_eager.py: {fw} {cls} x{n} failed: {repr(e)[:300]}", file=sys.stderr)
                     continue
                 n_ops = n if cls == "view" else max(1, round(kernels))
-                row.update({"framework": fw, "mode": "inference", "class": cls, "n_ops": n_ops,
+                row.update({"framework": fw, "mode": "inference", "class": "kernel" if cls == "param" else cls,
+                            "n_ops": n_ops, "graph_inputs": graph_inputs[cls](n),
                             "modules": 0, "source_ops": n, "kernels_per_call": kernels,
                             "compile_s": round(compile_s, 2), "call_us": call,
                             "gpu_kernel_us": kernel_us, "gpu_span_us": span_us})

@@ -160,6 +160,7 @@ void ScaleFrameworkCosts(const std::string& framework, double s, double se, Host
   for (Param& d : f.dispatch_us) scale(d);
   for (auto& [op, q] : f.op_us) scale(q);
   scale(f.module_us);
+  scale(f.input_us);
   scale(f.replay_per_node_us);
   scale(f.node_gap_us);
 }

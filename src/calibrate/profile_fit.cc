@@ -182,6 +182,7 @@ json CalibrationSummaryJson(const Calibration& c, const FitOptions& options) {
     fj["node_gap_us"] = ParamJson(f.params.node_gap_us);
     fj["per_node_total_us"] = NumOrNull(f.per_node_total_us);
     fj["replay_per_node_us"] = ParamJson(f.params.replay_per_node_us);
+    if (f.params.input_us.known()) fj["input_us"] = ParamJson(f.params.input_us);
     if (!f.params.op_us.empty()) {
       json ops = json::object();
       for (const auto& [op, q] : f.params.op_us) ops[op] = ParamJson(q);

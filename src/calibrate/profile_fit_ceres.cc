@@ -412,7 +412,8 @@ FrameworkFit FitDispatchFramework(Framework fw, const std::vector<const Dispatch
   out.framework = fw;
   std::vector<const DispatchMeasurement*> rows = all_rows;
   for (int pass = 0; pass < 2; ++pass) {
-    // Columns: call, then each dispatch class present, then modules if any row has some.
+    // Columns: call, then each dispatch class present, then modules if any row has some, then
+    // graph inputs (torch.compile's parameter chains) where a row has more than another.
     std::vector<int> class_column(kNumDispatchClasses, -1);
     int num_params = 1;
     for (const auto* d : rows)
@@ -420,6 +421,9 @@ FrameworkFit FitDispatchFramework(Framework fw, const std::vector<const Dispatch
     int module_column = -1;
     for (const auto* d : rows)
       if (d->modules > 0 && module_column < 0) module_column = num_params++;
+    std::set<int> input_counts;
+    for (const auto* d : rows) input_counts.insert(d->graph_inputs);
+    const int input_column = input_counts.size() > 1 ? num_params++ : -1;
     std::vector<LinearRow> lin;
     for (const auto* d : rows) {
       LinearRow r;
@@ -427,6 +431,7 @@ FrameworkFit FitDispatchFramework(Framework fw, const std::vector<const Dispatch
       r.x[0] = 1;
       r.x[class_column[int(d->cls)]] = d->n_ops;
       if (module_column >= 0) r.x[module_column] = d->modules;
+      if (input_column >= 0) r.x[input_column] = d->graph_inputs;
       r.y = d->call_us.median;
       r.scale = d->call_us.median;
       lin.push_back(r);
@@ -450,6 +455,12 @@ FrameworkFit FitDispatchFramework(Framework fw, const std::vector<const Dispatch
         f.params.dispatch_us[c] = Param::Of(lf.beta[class_column[c]], lf.std_error[class_column[c]]);
     if (module_column >= 0)
       f.params.module_us = Param::Of(lf.beta[module_column], lf.std_error[module_column]);
+    if (input_column >= 0) {
+      f.params.input_us = Param::Of(lf.beta[input_column], lf.std_error[input_column]);
+      f.notes.push_back(Fmt("input_us: %.2f us per tensor of model state a compiled kernel reads (chains of "
+                            "up to %.0f parameters)",
+                            lf.beta[input_column], double(*input_counts.rbegin())));
+    }
     if (!lf.covariance_ok)
       f.notes.push_back(
           "standard errors unavailable: parameters not separable from these rows (e.g. modules "

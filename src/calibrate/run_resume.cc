@@ -19,7 +19,8 @@ std::string Field(const json& row, const char* name) {
 
 std::string RowKey(const std::string& list, const json& row) {
   static const char* kKernel[] = {"class", "dtype", "variant", "label"};
-  static const char* kDispatch[] = {"framework", "class", "chain", "dtype", "n_ops", "modules", "mode", "elements"};
+  static const char* kDispatch[] = {"framework", "class", "chain", "dtype", "n_ops", "modules", "mode", "elements",
+                                    "graph_inputs"};
   static const char* kRow[] = {"model", "source", "framework", "precision", "batch", "seq", "mode"};
   std::string key = list;
   auto add = [&](const auto& fields) {

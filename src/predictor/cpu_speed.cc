@@ -15,6 +15,7 @@ void ScaleFramework(FrameworkParams* f, double factor) {
   for (Param& d : f->dispatch_us) Scale(&d, factor);
   Scale(&f->module_us, factor);
   Scale(&f->replay_per_node_us, factor);
+  Scale(&f->input_us, factor);
   for (auto& [key, v] : f->op_us) Scale(&v, factor);
   for (auto& [key, v] : f->op_launch_us) Scale(&v, factor);
 }

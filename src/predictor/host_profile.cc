@@ -232,6 +232,7 @@ static Status ReadFramework(const std::string& name, const json& fj, FrameworkPa
   if (!(s = ReadParam(fj, "module_us", "us", where, &f->module_us)).ok()) return s;
   if (!(s = ReadParam(fj, "node_gap_us", "us", where, &f->node_gap_us)).ok()) return s;
   if (!(s = ReadParam(fj, "replay_per_node_us", "us", where, &f->replay_per_node_us)).ok()) return s;
+  if (!(s = ReadParam(fj, "input_us", "us", where, &f->input_us)).ok()) return s;
   if (fj.contains("dispatch_us")) {
     if (!fj.at("dispatch_us").is_object())
       return InvalidInput(where + ".dispatch_us: expected an object");
@@ -257,7 +258,8 @@ static Status ReadFramework(const std::string& name, const json& fj, FrameworkPa
   if (!(s = ReadOpCosts(fj, "op_launch_us", where, &f->op_launch_us)).ok()) return s;
   for (auto [key, q] : {std::pair{"call_us", &f->call_us}, std::pair{"module_us", &f->module_us},
                         std::pair{"node_gap_us", &f->node_gap_us},
-                        std::pair{"replay_per_node_us", &f->replay_per_node_us}})
+                        std::pair{"replay_per_node_us", &f->replay_per_node_us},
+                        std::pair{"input_us", &f->input_us}})
     if (!(s = RequireRange(*q, where + "." + key, 0, kMaxCostUs)).ok()) return s;
   for (int c = 0; c < kNumDispatchClasses; ++c)
     if (!(s = RequireRange(f->dispatch_us[c], where + ".dispatch_us." + DispatchClassName(DispatchClass(c)), 0,
@@ -506,6 +508,7 @@ json HostProfileToJson(const HostProfile& p) {
     fj["module_us"] = WriteParam(f.module_us, "us");
     fj["node_gap_us"] = WriteParam(f.node_gap_us, "us");
     fj["replay_per_node_us"] = WriteParam(f.replay_per_node_us, "us");
+    if (f.input_us.known()) fj["input_us"] = WriteParam(f.input_us, "us");
     if (!f.op_us.empty()) {
       json ops = json::object();
       for (const auto& [op, q] : f.op_us) ops[op] = WriteParam(q, "us");

@@ -109,6 +109,12 @@ struct FrameworkParams {
   // cuda-graph only: host-side replay cost that grows with the number of graph nodes
   // (cudaGraphLaunch work before the GPU starts), per node.
   Param replay_per_node_us;
+  // torch.compile, default mode: what the compiled call costs per tensor of model state
+  // (a parameter or buffer) that Inductor's generated kernels read, each an input the compiled
+  // graph takes every call (a batch norm's weight, bias and running statistics, a layer norm's
+  // weight and bias). The bench's library-op chains hold the weights their ops read, so those
+  // are in op_us. Unknown: benches before 2026-11-28 timed no chain of such inputs; costs 0.
+  Param input_us;
   // Frameworks that dispatch op by op (calibrate fills it for Python eager): the dispatch cost
   // of one op type, measured by chains of that op as models call it (key: DispatchCostKey,
   // e.g. "conv", "layer_norm"). An op whose key is

@@ -53,6 +53,7 @@ class Fuser {
  public:
   explicit Fuser(const WorkList& eager) : in_(eager) {
     out_.module_calls = 0;
+    out_.graph_inputs = eager.graph_inputs;
     out_.notes = eager.notes;
     out_.generic_ops = eager.generic_ops;
     out_.unpriced_ops = eager.unpriced_ops;

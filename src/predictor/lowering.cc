@@ -216,7 +216,10 @@ class Walker {
                               "activations, are not counted)");
       }
     }
-    if (IsTorchCompile(opt_.framework)) work_ = FuseAsInductor(work_);
+    if (IsTorchCompile(opt_.framework)) {
+      work_.graph_inputs = CountKernelReadState(g_, work_);
+      work_ = FuseAsInductor(work_);
+    }
     if (any_onnx && !IsCudaGraph(opt_.framework))
       work_.notes.push_back(
           "predicting a PyTorch framework from ONNX ops: the exporter rewrote the model "
@@ -2459,6 +2462,36 @@ class Walker {
 
 Expected<WorkList> Lower(const Graph& graph, const LoweringOptions& options) {
   return Walker(graph, options).Run();
+}
+
+int CountKernelReadState(const Graph& graph, const WorkList& work) {
+  std::vector<char> library(graph.ops.size(), 0), kernels(graph.ops.size(), 0), conv(graph.ops.size(), 0);
+  for (const DispatchWork& d : work.dispatches) {
+    if (d.op_index < 0 || size_t(d.op_index) >= graph.ops.size()) continue;
+    if (d.cls == DispatchClass::kLibrary) library[size_t(d.op_index)] = 1;
+    else if (d.num_kernels > 0) kernels[size_t(d.op_index)] = 1;
+    if (d.cost_key && *d.cost_key == "conv") conv[size_t(d.op_index)] = 1;
+  }
+  auto is_state = [&](const std::string& name) {
+    const TensorInfo* t = graph.Find(name);
+    if (!t || !t->is_initializer || t->outer_scope || t->int_values || t->float_values) return false;
+    if (name.rfind("const.", 0) == 0) return false;  // a constant of the traced code
+    const std::optional<int64_t> n = t->has_shape ? NumElements(t->shape) : std::nullopt;
+    return !n || *n > 1;  // one-element initializers are an exporter's scalar constants
+  };
+  std::unordered_set<std::string_view> read;
+  for (size_t i = 0; i < graph.ops.size(); ++i) {
+    const Op& op = graph.ops[i];
+    if (library[i]) {
+      // A convolution's bias (its third input) is added by the kernel after it.
+      if (conv[i] && op.inputs.size() > 2 && is_state(op.inputs[2])) read.insert(op.inputs[2]);
+      continue;
+    }
+    if (!kernels[i]) continue;
+    for (const std::string& in : op.inputs)
+      if (!in.empty() && is_state(in)) read.insert(in);
+  }
+  return int(read.size());
 }
 
 int CountModuleCalls(const Graph& graph) {

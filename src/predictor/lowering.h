@@ -34,6 +34,16 @@ struct LoweringOptions {
 // Fails (naming the node) only when a shape the rule needs is unknown.
 Expected<WorkList> Lower(const Graph& graph, const LoweringOptions& options);
 
+// Tensors of model state (parameters and buffers, not the code's constants) that torch.compile's
+// generated kernels read: those read by an op that launches kernels and is no library call, and
+// a convolution's bias (Inductor calls the convolution without it and adds it in the kernel
+// that follows). Each is an input the compiled graph takes every call, and costs the call
+// (FrameworkParams::input_us). The weights of library calls (convolutions, linear layers,
+// matrix products) are not counted: the bench's chains of those ops hold them, so their op
+// costs include them. A tensor read by several ops counts once. `work` is the eager lowering
+// of `graph`, before Inductor's fusion.
+int CountKernelReadState(const Graph& graph, const WorkList& work);
+
 // Number of distinct nn.Module calls implied by the ops' scopes (each scope and each of its
 // ancestors once, plus the root module).
 int CountModuleCalls(const Graph& graph);

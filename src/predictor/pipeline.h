@@ -42,6 +42,9 @@ struct ResolvedParams {
   double module_us = 0;
   double node_gap_us = 0;
   double replay_per_node_us = 0;
+  // torch.compile (default mode): per tensor of model state its kernels read
+  // (FrameworkParams::input_us, WorkList::graph_inputs); 0 for every other framework.
+  double input_us = 0;
   // CPU cost of each kernel launch beyond a dispatch's first (a library call's extra kernels,
   // an op's second kernel): the profile's gpu.launch_us (an empty kernel launched back to
   // back), or, in profiles without it, what an op that launches a kernel costs more than one
@@ -70,7 +73,7 @@ struct ResolvedParams {
   // costs a gap.
   std::vector<int> kernel_nodes;
   // Standard errors in the same layout (NaN: unknown).
-  double call_se = 0, module_se = 0, node_gap_se = 0, kernel_gap_se = 0, replay_se = 0;
+  double call_se = 0, module_se = 0, node_gap_se = 0, kernel_gap_se = 0, replay_se = 0, input_se = 0;
   std::array<double, kNumDispatchClasses> dispatch_se{};
   std::vector<KernelTheta> theta_se;
   // Per theta: the log-normal sigma of a class's model error when the class failed its

@@ -126,6 +126,9 @@ struct WorkList {
   std::vector<DispatchWork> dispatches;
   std::vector<KernelWork> kernels;
   int module_calls = 0;  // nn.Module __call__s (Python eager only)
+  // torch.compile: tensors of model state that the compiled graph's generated kernels read
+  // (CountKernelReadState in lowering.h), each an input of the compiled call.
+  int graph_inputs = 0;
   std::vector<std::string> notes;  // approximations made while lowering
   // Op types without a row in the lowering table, with their node counts: `generic_ops` have
   // a counting entry and are priced from their counted FLOPs and bytes; `unpriced_ops` have

@@ -115,6 +115,25 @@ TEST(MeasurementsTest, AGapChainKeepsItsElementsAndOnlyAnEagerKernelChainHasThem
   EXPECT_NE(ErrorOf(zero).find("dispatch[0].elements"), std::string::npos);
 }
 
+TEST(MeasurementsTest, OnlyATorchCompileChainTakesParametersAsGraphInputs) {
+  json j = ValidFile();
+  j["dispatch"][0]["framework"] = "torch-compile";
+  j["dispatch"][0]["graph_inputs"] = 32;
+  Expected<Measurements> m = MeasurementsFromJson(j);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->dispatch[0].graph_inputs, 32);
+  EXPECT_EQ(m->dispatch[1].graph_inputs, 0);  // a row without the field: none
+  json eager = ValidFile();
+  eager["dispatch"][0]["graph_inputs"] = 32;  // a libtorch-eager chain
+  EXPECT_NE(ErrorOf(eager).find("dispatch[0].graph_inputs: only a torch.compile chain"), std::string::npos);
+  json negative = j;
+  negative["dispatch"][0]["graph_inputs"] = -1;
+  EXPECT_NE(ErrorOf(negative).find("dispatch[0].graph_inputs"), std::string::npos);
+  json text = j;
+  text["dispatch"][0]["graph_inputs"] = "many";
+  EXPECT_NE(ErrorOf(text).find("dispatch[0].graph_inputs"), std::string::npos);
+}
+
 TEST(MeasurementsTest, GroupedRowsOfOtherWidthsAndBatchNormShapesAreReadAsTheLoweringPricesThem) {
   json j = ValidFile();
   j["kernels"] = json::array();

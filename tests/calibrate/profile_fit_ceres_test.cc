@@ -912,5 +912,35 @@ TEST(ProfileFitTest, TorchCompileLibraryCallsPricedByOpType) {
   EXPECT_NEAR(back->frameworks.at("torch-compile").op_us.at("conv").value, 41.0, 1e-6);
 }
 
+// bench_eager.py's parameter chain: the kernel chain with tensors of model state read by its
+// kernels, each an input of the compiled graph. The slope beyond the kernel chain's is what one
+// such input costs a call; a bench without the chain fits no input cost.
+TEST(ProfileFitTest, TorchCompileParameterChainsGiveTheCostOfAGraphInput) {
+  SyntheticSpec spec = H200LikeSpec();
+  spec.noise_sigma = 0;
+  spec.frameworks.push_back({Framework::kTorchCompile, 38.0, {0.6, 14.0, 15.0}, 0, 1.5, 0});
+  json j = testing::MakeSyntheticMeasurements(spec);
+  Expected<Measurements> m0 = MeasurementsFromJson(j);
+  ASSERT_TRUE(m0.ok()) << m0.status().message();
+  Expected<Calibration> c0 = Calibrate(m0.value(), TestOptions());
+  ASSERT_TRUE(c0.ok());
+  EXPECT_FALSE(c0->profile.frameworks.at("torch-compile").input_us.known());
+  for (int n : {1, 8, 32, 64})
+    j["dispatch"].push_back({{"framework", "torch-compile"}, {"mode", "inference"}, {"class", "kernel"},
+                             {"n_ops", n}, {"graph_inputs", 4 * n}, {"modules", 0},
+                             {"call_us", {{"median", 38.0 + 14.0 * n + 2.5 * 4 * n}}}});
+  Expected<Measurements> m = MeasurementsFromJson(j);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  Expected<Calibration> c = Calibrate(m.value(), TestOptions());
+  ASSERT_TRUE(c.ok());
+  const FrameworkParams& f = c->profile.frameworks.at("torch-compile");
+  ASSERT_TRUE(f.input_us.known());
+  EXPECT_NEAR(f.input_us.value, 2.5, 0.05);
+  EXPECT_NEAR(f.dispatch_us[int(DispatchClass::kKernel)].value, 14.0, 0.2);  // the kernel chain's slope
+  Expected<HostProfile> back = HostProfileFromJson(HostProfileToJson(c->profile));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_NEAR(back->frameworks.at("torch-compile").input_us.value, f.input_us.value, 1e-9);
+}
+
 }  // namespace
 }  // namespace ftax

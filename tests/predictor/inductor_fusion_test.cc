@@ -200,6 +200,30 @@ TEST(InductorFusionTest, LibraryCallsArePricedByTheirOpTypesCompiledCost) {
   EXPECT_NEAR(Simulate(out, p).framework_us, 20 + (41 - p.launch_us) + 3 + 41 + 3 + 4.5, 1e-9);
 }
 
+// The default mode's call handles each tensor of model state its kernels read (input_us per
+// graph input, beside call_us); reduce-overhead's replay and every other framework do not pay it.
+TEST(InductorFusionTest, TheCompiledCallPaysForEachTensorOfModelStateItsKernelsRead) {
+  WorkList eager = Eager();
+  eager.graph_inputs = 40;
+  const WorkList out = FuseAsInductor(eager);
+  EXPECT_EQ(out.graph_inputs, 40);
+  HostProfile prof = testing::SyntheticProfile();
+  for (Framework f : {Framework::kTorchCompile, Framework::kTorchCompileReduceOverhead}) {
+    SCOPED_TRACE(FrameworkName(f));
+    const std::string name = FrameworkName(CostFramework(f));
+    ASSERT_TRUE(prof.frameworks.count(name));
+    HostProfile with = prof;
+    with.frameworks.at(name).input_us = Param::Of(2.5, 0);
+    Expected<ResolvedParams> a = ResolveParams(out, prof, f);
+    Expected<ResolvedParams> b = ResolveParams(out, with, f);
+    ASSERT_TRUE(a.ok() && b.ok());
+    const Timing ta = Simulate(out, a.value()), tb = Simulate(out, b.value());
+    const double extra = f == Framework::kTorchCompile ? 2.5 * 40 : 0.0;
+    EXPECT_NEAR(tb.framework_us - ta.framework_us, extra, 1e-9);
+    EXPECT_NEAR(tb.latency_us - ta.latency_us, extra, 1e-9);
+  }
+}
+
 TEST(InductorFusionTest, AModelOfLibraryCallsAloneIsUnchanged) {
   WorkList w;
   Add(&w, DispatchClass::kLibrary, {K(KernelClass::kGemm, 100)});

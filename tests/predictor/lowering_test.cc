@@ -1337,6 +1337,47 @@ TEST(LoweringTest, ChannelsLastConvolutions) {
 // weighted FLOPs are 0.823 of the plain ones: on. One grouped 3x3 (4 channels a group) weighs
 // 1.358: off. One convolution among 300 other ops (and the graph's two weights): off. Eager
 // code never.
+// torch.compile takes every tensor of model state its generated kernels read as an input of the
+// compiled graph: here a convolution's bias (added by the kernel after the convolution), a batch
+// norm's weight, bias and running statistics, and a parameter added to the linear layer's output.
+// Not counted: the weights of library calls (the bench's op chains hold them), a one-element
+// initializer (an exporter's scalar constant), a traced constant and a tensor read twice again.
+TEST(LoweringTest, TorchCompileCountsTheModelStateItsKernelsRead) {
+  Graph g;
+  g.tensors["x"] = T("x", {1, 3, 8, 8}, DType::kFloat16);
+  g.tensors["cw"] = T("cw", {16, 3, 3, 3}, DType::kFloat16, true);
+  g.tensors["cb"] = T("cb", {16}, DType::kFloat16, true);
+  for (const char* n : {"c", "y", "y2", "s2"}) g.tensors[n] = T(n, {1, 16, 8, 8}, DType::kFloat16);
+  for (const char* n : {"w", "b", "m", "v"}) g.tensors[n] = T(n, {16}, DType::kFloat16, true);
+  g.tensors["f"] = T("f", {1, 1024}, DType::kFloat16);
+  g.tensors["lw"] = T("lw", {10, 1024}, DType::kFloat16, true);
+  g.tensors["lb"] = T("lb", {10}, DType::kFloat16, true);
+  g.tensors["pb"] = T("pb", {1, 10}, DType::kFloat16, true);
+  g.tensors["one"] = T("one", {1}, DType::kFloat16, true);
+  g.tensors["const.3"] = T("const.3", {1, 10}, DType::kFloat16, true);
+  for (const char* n : {"z", "o", "o2", "o3"}) g.tensors[n] = T(n, {1, 10}, DType::kFloat16);
+  g.ops.push_back(MakeOp("aten", "conv2d", {"x", "cw", "cb"}, {"c"}));
+  g.ops.push_back(MakeOp("aten", "batch_norm", {"c", "w", "b", "m", "v"}, {"y"}));
+  g.ops.push_back(MakeOp("aten", "batch_norm", {"y", "w", "b", "m", "v"}, {"y2"}));  // the same four
+  g.ops.push_back(MakeOp("aten", "relu", {"y2"}, {"s2"}));
+  g.ops.push_back(MakeOp("aten", "flatten", {"s2"}, {"f"}));
+  g.ops.push_back(MakeOp("aten", "linear", {"f", "lw", "lb"}, {"z"}));
+  g.ops.push_back(MakeOp("aten", "add", {"z", "pb"}, {"o"}));
+  g.ops.push_back(MakeOp("aten", "mul", {"o", "one"}, {"o2"}));
+  g.ops.push_back(MakeOp("aten", "add", {"o2", "const.3"}, {"o3"}));
+  g.outputs = {"o3"};
+  for (Framework f : {Framework::kTorchCompile, Framework::kTorchCompileReduceOverhead}) {
+    Expected<WorkList> wl = Lower(g, {f, DType::kFloat16});
+    ASSERT_TRUE(wl.ok()) << wl.status().message();
+    EXPECT_EQ(wl->graph_inputs, 6) << FrameworkName(f);  // cb, w, b, m, v, pb
+  }
+  for (Framework f : {Framework::kPytorchEager, Framework::kTorchscript, Framework::kCudaGraph}) {
+    Expected<WorkList> wl = Lower(g, {f, DType::kFloat16});
+    ASSERT_TRUE(wl.ok()) << wl.status().message();
+    EXPECT_EQ(wl->graph_inputs, 0) << FrameworkName(f);
+  }
+}
+
 TEST(LoweringTest, TorchCompileRunsConvolutionsChannelsLastByInductorsRule) {
   auto conv = [](const char* in, const char* w, const char* out, int64_t groups) {
     Op op = MakeOp("aten", "conv2d", {in, w}, {out});
