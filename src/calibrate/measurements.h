@@ -57,10 +57,10 @@ struct DispatchMeasurement {
   DispatchClass cls = DispatchClass::kKernel;
   int n_ops = 0;
   int modules = 0;
-  // torch.compile chains: tensors of model state (parameters) the compiled graph takes as
-  // inputs besides the chain's input, each read by one of its kernels (bench_eager.py's
-  // parameter chain: n of them; its library chain: the one matrix). 0: none, or a bench from
-  // before it was recorded.
+  // torch.compile chains: tensors of model state (parameters and buffers) the compiled graph
+  // takes as inputs besides the chain's input, read by its kernels (bench_eager.py's parameter
+  // chain: four a kernel, one a kernel in host run cf's bench; its library chain: the one
+  // matrix). 0: none, or a bench from before it was recorded.
   int graph_inputs = 0;
   Spread call_us;
   double gpu_kernel_us = -1;  // < 0: unknown

@@ -458,7 +458,7 @@ FrameworkFit FitDispatchFramework(Framework fw, const std::vector<const Dispatch
     if (input_column >= 0) {
       f.params.input_us = Param::Of(lf.beta[input_column], lf.std_error[input_column]);
       f.notes.push_back(Fmt("input_us: %.2f us per tensor of model state a compiled kernel reads (chains of "
-                            "up to %.0f parameters)",
+                            "up to %.0f such tensors)",
                             lf.beta[input_column], double(*input_counts.rbegin())));
     }
     if (!lf.covariance_ok)

@@ -201,12 +201,11 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
     rp.input_us = f->input_us.value;
     rp.input_se = SeOr0(f->input_us);
     if (work.graph_inputs > 0) {
-      char note[200];
-      std::snprintf(note, sizeof(note),
-                    "torch-compile: %d tensors of model state that its kernels read are inputs of the "
-                    "compiled graph, %.2f us each a call",
-                    work.graph_inputs, rp.input_us);
-      rp.notes.push_back(note);
+      char each[32];
+      std::snprintf(each, sizeof(each), "%.2f", rp.input_us);
+      rp.notes.push_back("torch-compile: " + std::to_string(work.graph_inputs) +
+                         " tensors of model state that its kernels read are inputs of the compiled graph, " +
+                         each + " us each a call");
     }
   }
   if (IsCudaGraph(framework)) {
