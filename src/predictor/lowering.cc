@@ -218,6 +218,13 @@ class Walker {
     }
     if (IsTorchCompile(opt_.framework)) {
       work_.graph_inputs = CountKernelReadState(g_, work_);
+      if (any_onnx)
+        work_.notes.push_back(
+            "torch.compile from ONNX ops: the " + std::to_string(work_.graph_inputs) +
+            " tensors of model state its kernels read are counted from the file; an exporter that "
+            "folded batch norms into convolutions left one bias where the PyTorch model passes a "
+            "batch norm's four tensors, so the compiled call's cost for them is lower than the "
+            "PyTorch model's (a TorchScript trace keeps them)");
       work_ = FuseAsInductor(work_);
     }
     if (any_onnx && !IsCudaGraph(opt_.framework))

@@ -1376,6 +1376,22 @@ TEST(LoweringTest, TorchCompileCountsTheModelStateItsKernelsRead) {
     ASSERT_TRUE(wl.ok()) << wl.status().message();
     EXPECT_EQ(wl->graph_inputs, 0) << FrameworkName(f);
   }
+  // An ONNX export folds a batch norm into its convolution: one bias is left of its four
+  // tensors, and the prediction says so.
+  Graph onnx;
+  onnx.tensors["x"] = T("x", {1, 3, 8, 8}, DType::kFloat16);
+  onnx.tensors["cw"] = T("cw", {16, 3, 3, 3}, DType::kFloat16, true);
+  onnx.tensors["cb"] = T("cb", {16}, DType::kFloat16, true);
+  for (const char* n : {"c", "r"}) onnx.tensors[n] = T(n, {1, 16, 8, 8}, DType::kFloat16);
+  onnx.ops.push_back(MakeOp("", "Conv", {"x", "cw", "cb"}, {"c"}));
+  onnx.ops.push_back(MakeOp("", "Relu", {"c"}, {"r"}));
+  onnx.outputs = {"r"};
+  Expected<WorkList> wl = Lower(onnx, {Framework::kTorchCompile, DType::kFloat16});
+  ASSERT_TRUE(wl.ok()) << wl.status().message();
+  EXPECT_EQ(wl->graph_inputs, 1);
+  bool noted = false;
+  for (const std::string& n : wl->notes) noted = noted || n.find("folded batch norms") != std::string::npos;
+  EXPECT_TRUE(noted);
 }
 
 TEST(LoweringTest, TorchCompileRunsConvolutionsChannelsLastByInductorsRule) {
