@@ -402,18 +402,48 @@ double KernelPerOpUs(const DispatchMeasurement& d) {
   return d.gpu_kernel_us >= 0 ? d.gpu_kernel_us / d.n_ops : std::nan("");
 }
 
+// torch.compile's chains of parameters (bench_eager.py): the kernel chain with tensors of model
+// state that its kernels read, each an input of the compiled graph.
+bool IsParameterChain(const DispatchMeasurement& d) {
+  return d.cls == DispatchClass::kKernel && d.graph_inputs > 0;
+}
+
+// What one tensor of model state costs a compiled call: the parameter chains' time beyond what
+// the framework's fit (made without them) prices their kernels at, against their inputs, a
+// slope through the origin. The chains of parameters are the kernel chain plus inputs, so they
+// do not move the kernel cost. Unknown with fewer than two rows.
+Param FitInputCost(const std::vector<const DispatchMeasurement*>& param_rows, const FrameworkParams& fitted) {
+  const Param& kernel = fitted.dispatch_us[int(DispatchClass::kKernel)];
+  if (param_rows.size() < 2 || !fitted.call_us.known() || !kernel.known()) return Param{};
+  double sxy = 0, sxx = 0;
+  std::vector<std::pair<double, double>> points;
+  for (const auto* d : param_rows) {
+    const double beyond = d->call_us.median - fitted.call_us.value - kernel.value * d->n_ops;
+    points.push_back({double(d->graph_inputs), beyond});
+    sxy += d->graph_inputs * beyond;
+    sxx += double(d->graph_inputs) * d->graph_inputs;
+  }
+  const double slope = std::max(0.0, sxy / sxx);
+  double ss = 0;
+  for (const auto& [x, y] : points) ss += (y - slope * x) * (y - slope * x);
+  return Param::Of(slope, std::sqrt(ss / double(points.size() - 1) / sxx));
+}
+
 // CPU-side fit of one framework that issues dispatches (everything but cuda-graph). Rows
 // where the GPU, not the CPU, set the pace (kernel time per op above the fitted dispatch
 // cost) are dropped and the fit repeated once; their indices go to `gpu_bound_rows`.
-FrameworkFit FitDispatchFramework(Framework fw, const std::vector<const DispatchMeasurement*>& all_rows,
+// torch.compile's chains of parameters stay out of this fit and price input_us after it
+// (FitInputCost).
+FrameworkFit FitDispatchFramework(Framework fw, const std::vector<const DispatchMeasurement*>& given_rows,
                                   const FitOptions& options,
                                   std::vector<const DispatchMeasurement*>* gpu_bound_rows) {
   FrameworkFit out;
   out.framework = fw;
+  std::vector<const DispatchMeasurement*> all_rows, param_rows;
+  for (const auto* d : given_rows) (IsParameterChain(*d) ? param_rows : all_rows).push_back(d);
   std::vector<const DispatchMeasurement*> rows = all_rows;
   for (int pass = 0; pass < 2; ++pass) {
-    // Columns: call, then each dispatch class present, then modules if any row has some, then
-    // graph inputs (torch.compile's parameter chains) where a row has more than another.
+    // Columns: call, then each dispatch class present, then modules if any row has some.
     std::vector<int> class_column(kNumDispatchClasses, -1);
     int num_params = 1;
     for (const auto* d : rows)
@@ -421,9 +451,6 @@ FrameworkFit FitDispatchFramework(Framework fw, const std::vector<const Dispatch
     int module_column = -1;
     for (const auto* d : rows)
       if (d->modules > 0 && module_column < 0) module_column = num_params++;
-    std::set<int> input_counts;
-    for (const auto* d : rows) input_counts.insert(d->graph_inputs);
-    const int input_column = input_counts.size() > 1 ? num_params++ : -1;
     std::vector<LinearRow> lin;
     for (const auto* d : rows) {
       LinearRow r;
@@ -431,7 +458,6 @@ FrameworkFit FitDispatchFramework(Framework fw, const std::vector<const Dispatch
       r.x[0] = 1;
       r.x[class_column[int(d->cls)]] = d->n_ops;
       if (module_column >= 0) r.x[module_column] = d->modules;
-      if (input_column >= 0) r.x[input_column] = d->graph_inputs;
       r.y = d->call_us.median;
       r.scale = d->call_us.median;
       lin.push_back(r);
@@ -455,12 +481,6 @@ FrameworkFit FitDispatchFramework(Framework fw, const std::vector<const Dispatch
         f.params.dispatch_us[c] = Param::Of(lf.beta[class_column[c]], lf.std_error[class_column[c]]);
     if (module_column >= 0)
       f.params.module_us = Param::Of(lf.beta[module_column], lf.std_error[module_column]);
-    if (input_column >= 0) {
-      f.params.input_us = Param::Of(lf.beta[input_column], lf.std_error[input_column]);
-      f.notes.push_back(Fmt("input_us: %.2f us per tensor of model state a compiled kernel reads (chains of "
-                            "up to %.0f such tensors)",
-                            lf.beta[input_column], double(*input_counts.rbegin())));
-    }
     if (!lf.covariance_ok)
       f.notes.push_back(
           "standard errors unavailable: parameters not separable from these rows (e.g. modules "
@@ -495,6 +515,17 @@ FrameworkFit FitDispatchFramework(Framework fw, const std::vector<const Dispatch
     out.notes.push_back(std::to_string(gpu_bound_rows->size()) +
                         " GPU-bound row(s) (kernel time per op > 1.2x the dispatch cost) left out "
                         "of the CPU fit");
+  if (!param_rows.empty()) {
+    out.params.input_us = FitInputCost(param_rows, out.params);
+    int most = 0;
+    for (const auto* d : param_rows) most = std::max(most, d->graph_inputs);
+    out.notes.push_back(
+        out.params.input_us.known()
+            ? Fmt("input_us: %.2f ± %.2f us per tensor of model state a compiled kernel reads (chains of up to "
+                  "%.0f such tensors, beyond the kernel chain's price)",
+                  out.params.input_us.value, out.params.input_us.std_error, double(most))
+            : std::to_string(param_rows.size()) + " chain(s) of parameters: too few for input_us");
+  }
   return out;
 }
 
