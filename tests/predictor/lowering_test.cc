@@ -1035,8 +1035,9 @@ bool HasPackedQkvNote(const WorkList& w, int n) {
 // the attention, the heads' Transpose and Reshape back, the out_proj Gemm) is that one
 // dispatch, priced as the fused call. Op by op the split alone is 7 more dispatches (Reshape,
 // Unsqueeze, Transpose, Squeeze, three Gathers) and 3 Gather kernels
-// (PackedQkvNearMissesStayOpByOp). torch.compile traces the module's Python: its calls stay
-// one by one.
+// (PackedQkvNearMissesStayOpByOp). Under torch.compile the block is split into its calls as the
+// trace's fused call is (InductorFusion's rule: in_proj GEMM, q, k and v copied by Triton
+// kernels, the attention, out_proj GEMM), so both forms give the same calls and kernels.
 TEST(LoweringTest, PackedQkvSplitIsPricedAsTheFastPath) {
   Graph native;
   native.tensors["x"] = T("x", {1, 4, 8});
@@ -1075,13 +1076,20 @@ TEST(LoweringTest, PackedQkvSplitIsPricedAsTheFastPath) {
     EXPECT_TRUE(HasPackedQkvNote(w.value(), 1));
   }
   Expected<WorkList> compiled = Lower(PackedQkvGraph({}), {Framework::kTorchCompile, DType::kFloat16});
+  Expected<WorkList> compiled_ref = Lower(native, {Framework::kTorchCompile, DType::kFloat16});
   ASSERT_TRUE(compiled.ok()) << compiled.status().message();
+  ASSERT_TRUE(compiled_ref.ok()) << compiled_ref.status().message();
   int library = 0;
   for (const DispatchWork& d : compiled->dispatches) {
     library += d.cls == DispatchClass::kLibrary;
     EXPECT_TRUE(d.cost_key == nullptr || *d.cost_key != "multi_head_attention");
   }
   EXPECT_EQ(library, 3);  // in_proj GEMM, attention, out_proj GEMM
+  EXPECT_EQ(KernelsOf(compiled.value(), KernelClass::kCopy), 3);  // q, k and v made contiguous
+  ASSERT_EQ(compiled->kernels.size(), compiled_ref->kernels.size());
+  for (size_t i = 0; i < compiled->kernels.size(); ++i)
+    EXPECT_EQ(compiled->kernels[i].cls, compiled_ref->kernels[i].cls);
+  ASSERT_EQ(compiled->dispatches.size(), compiled_ref->dispatches.size());
 }
 
 // Near misses stay op by op: q's Gather output read by another op too, and the Gathers' indices
