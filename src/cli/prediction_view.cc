@@ -28,6 +28,7 @@ json PointJson(const PredictionPoint& p) {
           {"dispatches", p.dispatches}, {"kernels", p.kernels}, {"module_calls", p.module_calls},
           {"compute_ms_by_class", cls}};
   if (p.sync_wait_ms > 0) j["sync_wait_ms"] = p.sync_wait_ms;
+  if (p.graph_inputs > 0) j["graph_inputs"] = {{"tensors", p.graph_inputs}, {"ms", p.graph_input_ms}};
   if (!p.op_framework_ms.empty()) {
     json ops = json::object();
     for (const auto& [op, v] : p.op_framework_ms) ops[op] = {{"ms", v.first}, {"ops", v.second}};

@@ -57,6 +57,10 @@ struct PredictionPoint {
   int dispatches = 0;
   int kernels = 0;
   int module_calls = 0;
+  // torch.compile (default mode): the tensors of model state that are inputs of the compiled
+  // graph (WorkList::graph_inputs), and what they cost the call, of framework_ms; 0 elsewhere.
+  int graph_inputs = 0;
+  double graph_input_ms = 0;
   std::array<double, kNumKernelClasses> class_ms{};
   // Where the profile prices ops by their type (FrameworkParams::op_us): the CPU time of the
   // dispatches of each op type so priced (launches beyond its bench's included), and their

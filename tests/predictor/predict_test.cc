@@ -34,6 +34,32 @@ TEST(PredictTest, LatencyNeverDecreasesWithBatchNorFallsBelowEitherTerm) {
   }
 }
 
+// A ResNet's batch norms under torch.compile's default mode: each one's weight, bias and
+// running statistics are inputs of the compiled graph, and the point says how many and what
+// they cost the call (input_us each); no other framework reports them.
+TEST(PredictTest, ACompiledPointSaysWhatItsGraphInputsCost) {
+  HostProfile prof = testing::SyntheticProfile();
+  prof.frameworks.at("torch-compile").input_us = Param::Of(2.0, 0);
+  PredictRequest req;
+  req.frameworks = {Framework::kTorchCompile, Framework::kTorchCompileReduceOverhead, Framework::kPytorchEager};
+  req.precisions = {DType::kFloat16};
+  req.batches = {1};
+  auto resnet = [](int64_t b) { return BuildArchGraph("resnet:depth=18", {{"batch", b}}, ArchFlavor::kTorch); };
+  Expected<PredictionReport> r = PredictSweep(resnet, prof, req);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->points.size(), 3u);
+  for (const PredictionPoint& p : r->points) {
+    SCOPED_TRACE(FrameworkName(p.framework));
+    if (p.framework == Framework::kTorchCompile) {
+      EXPECT_EQ(p.graph_inputs, 20 * 4);  // ResNet-18's 20 batch norms, four tensors each
+      EXPECT_NEAR(p.graph_input_ms, 2.0 * 80 / 1e3, 1e-12);
+    } else {
+      EXPECT_EQ(p.graph_inputs, 0);
+      EXPECT_EQ(p.graph_input_ms, 0);
+    }
+  }
+}
+
 TEST(PredictTest, CrossoverIsTheFirstComputeBoundBatch) {
   // Slow dispatch, slow GPU: crossover exists; check it against a brute-force scan.
   HostProfile prof = testing::SyntheticProfile(/*dispatch_us=*/20, /*gemm_tflops=*/50);
