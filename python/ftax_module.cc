@@ -146,6 +146,12 @@ py::dict PointDict(const ftax::PredictionPoint& p) {
   py::dict unpriced;
   for (const auto& [type, n] : p.unpriced_ops) unpriced[py::str(type)] = py::int_(n);
   d[k.unpriced_ops] = std::move(unpriced);
+  if (p.graph_inputs > 0) {  // torch.compile's default mode, as the CLI's JSON has it
+    py::dict inputs;
+    inputs["tensors"] = py::int_(p.graph_inputs);
+    inputs["ms"] = py::float_(p.graph_input_ms);
+    d["graph_inputs"] = std::move(inputs);
+  }
   return d;
 }
 
