@@ -233,9 +233,8 @@ Status ReadDispatchRow(const json& row, const std::string& where, DispatchMeasur
   if (!(s = ReadInt(row, "n_ops", where, true, 1, &d->n_ops)).ok()) return s;
   if (!(s = ReadInt(row, "modules", where, false, 0, &d->modules)).ok()) return s;
   if (!(s = ReadInt(row, "graph_inputs", where, false, 0, &d->graph_inputs)).ok()) return s;
-  if (d->graph_inputs > 0 && d->framework != Framework::kTorchCompile)
-    return InvalidInput(where + ".graph_inputs: only a torch.compile chain (its default mode) takes parameters "
-                                "as graph inputs");
+  if (d->graph_inputs > 0 && !IsTorchCompile(d->framework))
+    return InvalidInput(where + ".graph_inputs: only a torch.compile chain takes parameters as graph inputs");
   if (!(s = ReadSpread(row, "call_us", where, &d->call_us)).ok()) return s;
   if (!(s = ReadNumber(row, "gpu_kernel_us", where, false, 0, false, &d->gpu_kernel_us, kMaxUs)).ok())
     return s;
