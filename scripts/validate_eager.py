@@ -186,6 +186,32 @@ def merge_visits(points, part_rows, visit):
     return visit
 
 
+def in_process_rounds(rounds, visits):
+    """How many times a process visits each of its points: --rounds (without --isolate, or in
+    the process of one round) times --visits, at least once."""
+    return max(1, rounds) * max(1, visits)
+
+
+def child_argv(argv, rounds, budget_s):
+    """The options of one model's process under --isolate: as given, or with --rounds R > 1 one
+    visit of budget/R per process (the parent pools the rounds), its samples kept, and the
+    kernel pass left to the first round (the caller adds --kernels or --no-kernels). Options
+    for the process itself, --visits among them, pass through."""
+    if rounds <= 1:
+        return list(argv)
+    drop = {"--rounds", "--budget-s", "--kernels", "--no-kernels"}
+    kept, skip = [], False
+    for x in argv:
+        if skip:
+            skip = False
+            continue
+        if x.split("=")[0] in drop:
+            skip = "=" not in x and x in ("--rounds", "--budget-s")
+            continue
+        kept.append(x)
+    return kept + ["--rounds", "1", "--budget-s", repr(budget_s / rounds), "--keep-samples"]
+
+
 def run_isolated(a, names):
     """Runs this script once per model (--no-isolate) and merges the rows and failures into
     --out after each model, so an interruption loses only the model being measured. With
@@ -196,20 +222,8 @@ def run_isolated(a, names):
     validate --rounds`). The kernel records come from the first round's processes."""
     import subprocess
     doc = None
-    argv = [x for x in sys.argv[1:]]
     rounds = max(1, a.rounds)
-    if rounds > 1:
-        drop = {"--rounds", "--budget-s", "--kernels", "--no-kernels"}
-        kept, skip = [], False
-        for x in argv:
-            if skip:
-                skip = False
-                continue
-            if x.split("=")[0] in drop:
-                skip = "=" not in x and x in ("--rounds", "--budget-s")
-                continue
-            kept.append(x)
-        argv = kept + ["--rounds", "1", "--budget-s", repr(a.budget_s / rounds), "--keep-samples"]
+    argv = child_argv(sys.argv[1:], rounds, a.budget_s)
     points, visit, failed = {}, 0, set()
     jobs = []
     for r in range(rounds):
@@ -288,6 +302,12 @@ def main():
                     help="visit every point this many times in shuffled order, pooling the samples; with "
                          "--isolate (the default) each round runs every model's process again, the models "
                          "in a new shuffled order, so that a slow stretch of the host reaches them alike")
+    ap.add_argument("--visits", type=int, default=1,
+                    help="visit every point this many times within its model's process, in shuffled "
+                         "order, timing budget/V each and pooling the samples: the model is built and "
+                         "compiled once (torch.compile's compiles take most of a model's process), and "
+                         "its points still span seconds of the host's CPU, whose speed switches between "
+                         "two states every few seconds (validation/scripts/compile_sequence_cpu.py)")
     ap.add_argument("--seed", type=int, default=1, help="seed of the shuffled round orders")
     ap.add_argument("--grad-mode", choices=["inference", "no_grad"], default="inference",
                     help="torch.inference_mode() (what inference code should use) or torch.no_grad()")
@@ -330,8 +350,10 @@ def main():
            "mode": a.grad_mode,
            "timing": "host clock per iteration with torch.cuda.synchronize, no profiler attached; "
                      "kernel records from a profiled pass after all timing"}
-    if a.rounds > 1:
-        doc["rounds"] = {"rounds": a.rounds, "seed": a.seed}
+    if in_process_rounds(a.rounds, a.visits) > 1:
+        doc["rounds"] = {"rounds": in_process_rounds(a.rounds, a.visits), "seed": a.seed}
+        if a.visits > 1:
+            doc["rounds"]["across"] = "visits within the model's process, points shuffled each round"
 
     def flush():
         with open(a.out + ".tmp", "w") as f:
@@ -363,7 +385,7 @@ def main():
     points = [{"model": name, "precision": p, "batch": int(b), "framework": fw, "host": [], "ev": [],
                "visits": [], "probes": [], "gauges": [], "order": [], "row": None, "failed": False}
               for (name, p) in built for fw in frameworks for b in a.batches.split(",")]
-    rounds = max(1, a.rounds)
+    rounds = in_process_rounds(a.rounds, a.visits)
     probe = torch.randn(8, 8, device=dev)
     visits = 0
 

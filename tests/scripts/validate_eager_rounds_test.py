@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Tests of the pooling in scripts/validate_eager.py (no torch needed): a point's row holds the
 spread of all its visits' samples, each visit's median, and no samples when it was visited
-once; points never measured give no row. And of its kernel busy time.
+once; points never measured give no row. Its kernel busy time, and the options it gives each
+model's process (--visits within it, --rounds across processes).
     python3 tests/scripts/validate_eager_rounds_test.py
 """
 import os
@@ -117,6 +118,27 @@ class MergeVisitsTest(unittest.TestCase):
         b = dict(self.part_row([5.0], 20.0, 3.0), batch=1)
         validate_eager.merge_visits(points, [a, b], 0)
         self.assertEqual(len(validate_eager.pooled_rows(list(points.values()), 2)), 2)
+
+
+class ChildProcessOptionsTest(unittest.TestCase):
+    ARGV = ["--models", "a,b", "--budget-s", "0.3", "--rounds", "2", "--visits", "3",
+            "--compile", "default", "--kernels"]
+
+    def test_one_round_passes_every_option_through(self):
+        self.assertEqual(validate_eager.child_argv(self.ARGV, 1, 0.3), self.ARGV)
+
+    def test_rounds_across_processes_split_the_budget_and_keep_the_visits(self):
+        argv = validate_eager.child_argv(self.ARGV, 2, 0.3)
+        self.assertEqual(argv[:6], ["--models", "a,b", "--visits", "3", "--compile", "default"])
+        self.assertEqual(argv[6:10], ["--rounds", "1", "--budget-s", repr(0.15)])
+        self.assertIn("--keep-samples", argv)
+        self.assertNotIn("--kernels", argv)  # the parent adds it for the first round only
+        self.assertEqual(argv.count("--rounds"), 1)
+
+    def test_visits_multiply_the_rounds_of_a_process(self):
+        self.assertEqual(validate_eager.in_process_rounds(1, 3), 3)
+        self.assertEqual(validate_eager.in_process_rounds(2, 3), 6)
+        self.assertEqual(validate_eager.in_process_rounds(0, 0), 1)
 
 
 if __name__ == "__main__":

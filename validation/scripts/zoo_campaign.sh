@@ -15,8 +15,10 @@
 # eager code in the later calls, two rounds each). Host run ca (H100) added TorchScript on the
 # vision models as a call of its own between them (205 s): the first call's TorchScript options
 # with BENCH=none DEADLINE_S=420 and "$VISION".
-# torch.compile (host runs cb, cc, cd and ce): STAGES=eager EAGER_GRAPHS=0 ROUNDS=1 BENCH=none
-# MODEL_TIMEOUT_S=200 EAGER_ARGS="--compile default,reduce-overhead" and a short list: each model's
+# torch.compile (host run ch): STAGES=eager EAGER_GRAPHS=0 ROUNDS=1 BENCH=none BUDGET_S=0.3
+# MODEL_TIMEOUT_S=200 EAGER_ARGS="--compile default,reduce-overhead --visits 3" (three visits a
+# point within its model's process, so that its spread meets both of the CPU's speeds, which
+# alternate within seconds; host runs cb to cf visited once) and a short list: each model's
 # process compiles four times (two modes at two batches, 2-68 s each on an H200; DenseNet-169
 # and Swin-S take 48-68 s, past a 200 s process), so a call of about 520 s holds three to five
 # models (host run ce: 13 models in four calls, the first with the bench); a model cut by the
