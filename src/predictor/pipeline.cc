@@ -197,6 +197,12 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
                         ".call_us is null");
   rp.call_us = f->call_us.value;
   rp.call_se = SeOr0(f->call_us);
+  if (framework == Framework::kTorchCompile)
+    rp.notes.push_back(
+        "torch-compile: the compiled call's CPU cost is priced from the bench's compiled chains of "
+        "Triton kernels and library calls; whole models' compiled calls have cost the CPU more than "
+        "those chains on every host measured, so a framework-bound point of this mode is likely "
+        "short (docs/how-it-works.md, Limits)");
   if (framework == Framework::kTorchCompile && f->input_us.known()) {
     rp.input_us = f->input_us.value;
     rp.input_se = SeOr0(f->input_us);

@@ -48,6 +48,14 @@ TEST(PredictTest, ACompiledPointSaysWhatItsGraphInputsCost) {
   Expected<PredictionReport> r = PredictSweep(resnet, prof, req);
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ(r->points.size(), 3u);
+  // The default mode's price says that whole models have run slower than its chains.
+  int short_notes = 0;
+  for (const std::string& n : r->notes)
+    if (n.find("likely short") != std::string::npos) {
+      ++short_notes;
+      EXPECT_EQ(n.rfind("torch-compile: ", 0), 0u) << n;
+    }
+  EXPECT_EQ(short_notes, 1);
   for (const PredictionPoint& p : r->points) {
     SCOPED_TRACE(FrameworkName(p.framework));
     if (p.framework == Framework::kTorchCompile) {

@@ -86,6 +86,19 @@ def child(condition, before_s, after_s):
     print(json.dumps({"condition": condition, "event_s": round(event_s, 2), "series": series}))
 
 
+def run_child(cmd, env, cond, sink):
+    """Runs one condition's fresh process; its last line of output (one JSON object) is written
+    to sink and returned, or None with the reason on stderr if it failed."""
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    line = p.stdout.strip().splitlines()[-1] if p.returncode == 0 and p.stdout.strip() else None
+    if not line:
+        print(f"{cond}: failed ({p.returncode}): {p.stderr[-600:]}", file=sys.stderr)
+        return None
+    sink.write(line + "\n")
+    sink.flush()
+    return json.loads(line)
+
+
 def windows(series):
     out = {}
     for name, lo, hi in (("before", -1e9, 0), ("0-15 s", 0, 15), ("15-45 s", 15, 45)):
@@ -112,15 +125,10 @@ def main():
         env = dict(os.environ)
         if cond == "threads1":
             env["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
-        p = subprocess.run([sys.executable, __file__, "--child", cond, "--before-s", str(a.before_s),
-                            "--after-s", str(a.after_s)], env=env, capture_output=True, text=True)
-        line = p.stdout.strip().splitlines()[-1] if p.returncode == 0 and p.stdout.strip() else None
-        if not line:
-            print(f"{cond}: failed ({p.returncode}): {p.stderr[-400:]}", file=sys.stderr)
-            continue
-        sink.write(line + "\n")
-        sink.flush()
-        rows.append(json.loads(line))
+        row = run_child([sys.executable, __file__, "--child", cond, "--before-s", str(a.before_s),
+                         "--after-s", str(a.after_s)], env, cond, sink)
+        if row:
+            rows.append(row)
     print(f"{'condition':<10} {'event s':>7}  gauge us (before / 0-15 s / 15-45 s)   "
           f"ResNet-18 eager b1 ms (same windows)")
     for r in rows:

@@ -24,12 +24,13 @@ import gc
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
+sys.path.insert(0, HERE)
+import compile_cpu_slowdown  # noqa: E402  (its run_child: one condition's fresh process)
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -178,15 +179,10 @@ def main():
             env["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
         elif cond != "workers":
             ap.error(f"unknown condition '{cond}' (workers, threads1)")
-        p = subprocess.run([sys.executable, __file__, "--child", a.model, "--seconds", str(a.seconds)],
-                           env=env, capture_output=True, text=True)
-        line = p.stdout.strip().splitlines()[-1] if p.returncode == 0 and p.stdout.strip() else None
-        if not line:
-            print(f"{cond}: failed ({p.returncode}): {p.stderr[-600:]}", file=sys.stderr)
-            continue
-        sink.write(line + "\n")
-        sink.flush()
-        rows.append(json.loads(line))
+        row = compile_cpu_slowdown.run_child([sys.executable, __file__, "--child", a.model, "--seconds",
+                                              str(a.seconds)], env, cond, sink)
+        if row:
+            rows.append(row)
     for r in rows:
         print(f"\n{r['model']}, {r['condition']}: " +
               "; ".join(f"{e['event']} {e['s']} s" for e in r["events"]))
