@@ -307,7 +307,7 @@ def main():
                          "order, timing budget/V each and pooling the samples: the model is built and "
                          "compiled once (torch.compile's compiles take most of a model's process), and "
                          "its points still span seconds of the host's CPU, whose speed switches between "
-                         "two states every few seconds (validation/scripts/compile_sequence_cpu.py)")
+                         "two states within seconds (validation/scripts/compile_sequence_cpu.py)")
     ap.add_argument("--seed", type=int, default=1, help="seed of the shuffled round orders")
     ap.add_argument("--grad-mode", choices=["inference", "no_grad"], default="inference",
                     help="torch.inference_mode() (what inference code should use) or torch.no_grad()")

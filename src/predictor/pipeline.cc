@@ -200,9 +200,9 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
   if (framework == Framework::kTorchCompile)
     rp.notes.push_back(
         "torch-compile: the compiled call's CPU cost is priced from the bench's compiled chains of "
-        "Triton kernels and library calls; whole models' compiled calls have cost the CPU more than "
-        "those chains on every host measured, so a framework-bound point of this mode is likely "
-        "short (docs/how-it-works.md, Limits)");
+        "Triton kernels and library calls; whole models' compiled calls have mostly cost the CPU more "
+        "than those chains (1.1-1.9x on a fast H200 host), so a framework-bound point of this mode "
+        "is likely short (docs/how-it-works.md, Limits)");
   if (framework == Framework::kTorchCompile && f->input_us.known()) {
     rp.input_us = f->input_us.value;
     rp.input_se = SeOr0(f->input_us);
