@@ -17,7 +17,10 @@ GPU kernel time and span. Compile time is reported apart (compile_s), never in c
 default mode, chains of the library ops a compiled model calls one by one (a convolution, a
 linear layer, a matrix product, attention: COMPILED_LIBRARY_OPS) are compiled and timed too,
 rows with an "op" key, so that `ftax calibrate` can price each library call of a compiled
-model by its op type (a convolution costs the wrapper far more than a matrix product).
+model by its op type (a convolution costs the wrapper far more than a matrix product). The
+"param" chain adds tensors of model state read by each kernel (graph inputs), and the "module"
+chain holds the same tensors in nested submodules (two per kernel), whose guards Dynamo checks
+every call: `ftax calibrate` prices a graph input (input_us) and a module (module_us) from them.
 
 With --ops, chains of N calls of one op as models call it (a convolution, a linear layer, a
 layer norm, a view, ...; op_layers lists them) are timed per framework, Python eager in either
@@ -131,16 +134,46 @@ def compile_rows(torch, dev, fw, mode, quick, timed, gauged):
                 return x
         return Params().eval()
 
-    # Tensors each chain's compiled graph takes besides its input: the library chain's matrix,
-    # the parameter chain's four per kernel.
-    graph_inputs = {"kernel": lambda n: 0, "view": lambda n: 0, "library": lambda n: 1, "param": lambda n: 4 * n}
+    def module_chain(n):
+        # The parameter chain with each kernel's four tensors held by a module of its own, nested
+        # in a block module, as a model's layers hold theirs (two modules per kernel): Dynamo
+        # checks each module's guards and gathers its tensors every call, so the chain's slope
+        # beyond the parameter chain's is what a model's modules cost a call.
+        class Norm(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                with torch.inference_mode(False):
+                    self.w = torch.nn.Parameter(torch.rand(8, device=dev) + 0.5, requires_grad=False)
+                    self.b = torch.nn.Parameter(torch.rand(8, device=dev), requires_grad=False)
+                    self.register_buffer("mean", torch.rand(8, device=dev))
+                    self.register_buffer("var", torch.rand(8, device=dev) + 0.5)
+
+            def forward(self, x):
+                return (x - self.mean) * torch.rsqrt(self.var + 1e-5) * self.w + self.b
+
+        class Block(torch.nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.norm = Norm()
+                self.dim = dim
+
+            def forward(self, x):
+                return torch.softmax(self.norm(x), dim=self.dim)
+
+        return layer_chain(torch, [Block(i % 2) for i in range(n)]).eval()
+
+    # Tensors each chain's compiled graph takes besides its input (the library chain's matrix,
+    # the parameter and module chains' four per kernel), and the modules a chain nests.
+    graph_inputs = {"kernel": lambda n: 0, "view": lambda n: 0, "library": lambda n: 1, "param": lambda n: 4 * n,
+                    "module": lambda n: 4 * n}
+    modules = {"module": lambda n: 2 * n}
     rows = []
     with torch.inference_mode():
         for cls, make in (("kernel", kernel_chain), ("view", view_chain), ("library", library_chain),
-                          ("param", param_chain)):
+                          ("param", param_chain), ("module", module_chain)):
             if cls == "view" and mode != "default":
                 continue  # a replayed graph holds no views
-            if cls == "param" and mode != "default":
+            if cls in ("param", "module") and mode != "default":
                 continue  # measured where the wrapper runs every call: the default mode
             for n in ns:
                 torch._dynamo.reset()
@@ -160,9 +193,10 @@ def compile_rows(torch, dev, fw, mode, quick, timed, gauged):
                     print(f"bench_eager.py: {fw} {cls} x{n} failed: {repr(e)[:300]}", file=sys.stderr)
                     continue
                 n_ops = n if cls == "view" else max(1, round(kernels))
-                row.update({"framework": fw, "mode": "inference", "class": "kernel" if cls == "param" else cls,
+                row.update({"framework": fw, "mode": "inference",
+                            "class": "kernel" if cls in ("param", "module") else cls,
                             "n_ops": n_ops, "graph_inputs": graph_inputs[cls](n),
-                            "modules": 0, "source_ops": n, "kernels_per_call": kernels,
+                            "modules": modules.get(cls, lambda n: 0)(n), "source_ops": n, "kernels_per_call": kernels,
                             "compile_s": round(compile_s, 2), "call_us": call,
                             "gpu_kernel_us": kernel_us, "gpu_span_us": span_us})
                 rows.append(row)

@@ -408,32 +408,73 @@ bool IsParameterChain(const DispatchMeasurement& d) {
   return d.cls == DispatchClass::kKernel && d.graph_inputs > 0;
 }
 
-// What one tensor of model state costs a compiled call: the parameter chains' time beyond what
-// the framework's fit (made without them) prices their kernels at, against their inputs, a
-// slope through the origin. The chains of parameters are the kernel chain plus inputs, so they
-// do not move the kernel cost. Unknown with fewer than two rows.
-Param FitInputCost(const std::vector<const DispatchMeasurement*>& param_rows, const FrameworkParams& fitted) {
+// What one tensor of model state and one nn.Module cost a compiled call: the parameter
+// chains' time beyond what the framework's fit (made without them) prices their kernels at,
+// against their inputs and their modules, a least-squares fit through the origin with both
+// slopes non-negative. The chains of parameters are the kernel chain plus inputs (the module
+// chains the same inputs held by nested submodules, whose guards Dynamo checks every call),
+// so they do not move the kernel cost. input_us needs two rows; module_us two rows with
+// modules whose counts are not proportional to their inputs (else it stays unknown).
+struct StateCost {
+  Param input_us, module_us;
+};
+
+StateCost FitStateCost(const std::vector<const DispatchMeasurement*>& param_rows, const FrameworkParams& fitted) {
+  StateCost out;
   const Param& kernel = fitted.dispatch_us[int(DispatchClass::kKernel)];
-  if (param_rows.size() < 2 || !fitted.call_us.known() || !kernel.known()) return Param{};
-  double sxy = 0, sxx = 0;
-  std::vector<std::pair<double, double>> points;
-  for (const auto* d : param_rows) {
-    const double beyond = d->call_us.median - fitted.call_us.value - kernel.value * d->n_ops;
-    points.push_back({double(d->graph_inputs), beyond});
-    sxy += d->graph_inputs * beyond;
-    sxx += double(d->graph_inputs) * d->graph_inputs;
+  if (param_rows.size() < 2 || !fitted.call_us.known() || !kernel.known()) return out;
+  struct Point {
+    double inputs, modules, beyond;
+  };
+  std::vector<Point> points;
+  for (const auto* d : param_rows)
+    points.push_back({double(d->graph_inputs), double(d->modules),
+                      d->call_us.median - fitted.call_us.value - kernel.value * d->n_ops});
+  // Sums of the normal equations of beyond = a * inputs + b * modules.
+  double sii = 0, smm = 0, sim = 0, siy = 0, smy = 0;
+  for (const auto& p : points) {
+    sii += p.inputs * p.inputs;
+    smm += p.modules * p.modules;
+    sim += p.inputs * p.modules;
+    siy += p.inputs * p.beyond;
+    smy += p.modules * p.beyond;
   }
-  const double slope = std::max(0.0, sxy / sxx);
-  double ss = 0;
-  for (const auto& [x, y] : points) ss += (y - slope * x) * (y - slope * x);
-  return Param::Of(slope, std::sqrt(ss / double(points.size() - 1) / sxx));
+  const double det = sii * smm - sim * sim;
+  const bool joint = smm > 0 && det > 1e-9 * sii * smm && points.size() >= 3;
+  auto sum_sq = [&](double a, double b) {
+    double ss = 0;
+    for (const auto& p : points) ss += (p.beyond - a * p.inputs - b * p.modules) * (p.beyond - a * p.inputs - b * p.modules);
+    return ss;
+  };
+  const double n = double(points.size());
+  if (joint) {
+    const double a = (siy * smm - smy * sim) / det, b = (smy * sii - siy * sim) / det;
+    if (a >= 0 && b >= 0) {
+      const double var = n > 2 ? sum_sq(a, b) / (n - 2) : 0;
+      out.input_us = Param::Of(a, std::sqrt(var * smm / det));
+      out.module_us = Param::Of(b, std::sqrt(var * sii / det));
+      return out;
+    }
+  }
+  // One slope: inputs alone, or (where the pair came out with inputs negative) modules alone.
+  const double a = std::max(0.0, siy / sii);
+  const double b = smm > 0 ? std::max(0.0, smy / smm) : 0;
+  const double var_a = n > 1 ? sum_sq(a, 0) / (n - 1) : 0, var_b = n > 1 ? sum_sq(0, b) / (n - 1) : 0;
+  if (joint && var_b < var_a) {
+    out.input_us = Param::Of(0, 0);
+    out.module_us = Param::Of(b, std::sqrt(var_b / smm));
+  } else {
+    out.input_us = Param::Of(a, std::sqrt(var_a / sii));
+    if (joint) out.module_us = Param::Of(0, 0);
+  }
+  return out;
 }
 
 // CPU-side fit of one framework that issues dispatches (everything but cuda-graph). Rows
 // where the GPU, not the CPU, set the pace (kernel time per op above the fitted dispatch
 // cost) are dropped and the fit repeated once; their indices go to `gpu_bound_rows`.
-// torch.compile's chains of parameters stay out of this fit and price input_us after it
-// (FitInputCost).
+// torch.compile's chains of parameters stay out of this fit and price input_us and module_us
+// after it (FitStateCost).
 FrameworkFit FitDispatchFramework(Framework fw, const std::vector<const DispatchMeasurement*>& given_rows,
                                   const FitOptions& options,
                                   std::vector<const DispatchMeasurement*>* gpu_bound_rows) {
@@ -516,15 +557,28 @@ FrameworkFit FitDispatchFramework(Framework fw, const std::vector<const Dispatch
                         " GPU-bound row(s) (kernel time per op > 1.2x the dispatch cost) left out "
                         "of the CPU fit");
   if (!param_rows.empty()) {
-    out.params.input_us = FitInputCost(param_rows, out.params);
-    int most = 0;
-    for (const auto* d : param_rows) most = std::max(most, d->graph_inputs);
+    const StateCost state = FitStateCost(param_rows, out.params);
+    out.params.input_us = state.input_us;
+    int most = 0, most_modules = 0;
+    for (const auto* d : param_rows) {
+      most = std::max(most, d->graph_inputs);
+      most_modules = std::max(most_modules, d->modules);
+    }
     out.notes.push_back(
         out.params.input_us.known()
             ? Fmt("input_us: %.2f ± %.2f us per tensor of model state a compiled kernel reads (chains of up to "
                   "%.0f such tensors, beyond the kernel chain's price)",
                   out.params.input_us.value, out.params.input_us.std_error, double(most))
             : std::to_string(param_rows.size()) + " chain(s) of parameters: too few for input_us");
+    if (most_modules > 0) {
+      out.params.module_us = state.module_us;
+      out.notes.push_back(
+          state.module_us.known()
+              ? Fmt("module_us: %.2f ± %.2f us per nn.Module of the compiled model (Dynamo's guards and "
+                    "argument gathering each call; chains of up to %.0f nested modules)",
+                    state.module_us.value, state.module_us.std_error, double(most_modules))
+              : std::string("module_us: the module chains do not separate modules from inputs"));
+    }
   }
   return out;
 }

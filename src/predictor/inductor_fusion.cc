@@ -52,7 +52,7 @@ bool IsConvBias(const KernelWork& k) {
 class Fuser {
  public:
   explicit Fuser(const WorkList& eager) : in_(eager) {
-    out_.module_calls = 0;
+    out_.module_calls = eager.module_calls;  // Dynamo guards each module every call
     out_.graph_inputs = eager.graph_inputs;
     out_.notes = eager.notes;
     out_.generic_ops = eager.generic_ops;

@@ -204,8 +204,11 @@ class Walker {
     }
     MergeMhaDispatches();
     if (opt_.framework == Framework::kTorchscript || opt_.framework == Framework::kCudaGraph) FuseElementwiseChains();
-    work_.module_calls = IsPythonEager(opt_.framework) ? CountModuleCalls(g_) : 0;
-    if (IsPythonEager(opt_.framework) && work_.module_calls <= 1) {
+    // Python eager calls each module's forward; torch.compile's default mode checks each
+    // module's guards every call.
+    const bool counts_modules = IsPythonEager(opt_.framework) || opt_.framework == Framework::kTorchCompile;
+    work_.module_calls = counts_modules ? CountModuleCalls(g_) : 0;
+    if (counts_modules && work_.module_calls <= 1) {
       // No scopes: the modules the parameters' names imply (a dynamo ONNX export).
       const int from_names = ModuleCallsFromParameterNames(g_);
       if (from_names > 1) {

@@ -317,6 +317,19 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
       if (!f->module_us.known() && work.module_calls > 0)
         rp.notes.push_back("profile has no module_us: nn.Module call cost not counted");
     }
+    if (framework == Framework::kTorchCompile && work.module_calls > 0) {
+      rp.module_us = ValueOr(f->module_us, 0);
+      rp.module_se = SeOr0(f->module_us);
+      char each[32];
+      std::snprintf(each, sizeof(each), "%.2f", rp.module_us);
+      rp.notes.push_back(
+          f->module_us.known()
+              ? "torch-compile: Dynamo checks the guards of the model's " + std::to_string(work.module_calls) +
+                    " modules and gathers their tensors every call, " + each + " us each"
+              : "torch-compile: the profile has no module_us (its bench timed no compiled chain of nested "
+                "modules): the guards Dynamo checks for each of the model's " +
+                    std::to_string(work.module_calls) + " modules every call are not counted");
+    }
     if (!f->op_scale.empty() && !rp.op_us.empty()) ApplyOpScale(f->op_scale, framework, &rp);
   }
   // Per (class, dtype): index into rp.thetas (-1: not resolved yet) and the profile entry
@@ -508,8 +521,12 @@ Timing Simulate(const WorkList& work, const ResolvedParams& p) {
     t.latency_us = launch + t.compute_us + gaps;
     return t;
   }
-  const double module_share =
-      work.dispatches.empty() ? 0 : p.module_us * work.module_calls / double(work.dispatches.size());
+  // Python eager calls its modules between its ops; torch.compile checks their guards before
+  // the compiled call starts (below, with the call).
+  const bool guards = p.framework == Framework::kTorchCompile;
+  const double module_share = work.dispatches.empty() || guards
+                                  ? 0
+                                  : p.module_us * work.module_calls / double(work.dispatches.size());
   double cpu = 0, gpu = 0, idle = 0;
   double launch_total = 0;  // CPU time of launches beyond the ones dispatch costs cover
   const bool by_op = p.dispatch_op.size() == work.dispatches.size();
@@ -548,10 +565,10 @@ Timing Simulate(const WorkList& work, const ResolvedParams& p) {
       launch_total += extra * launch;
     }
   }
-  if (work.dispatches.empty()) cpu += p.module_us * work.module_calls;
+  if (work.dispatches.empty() && !guards) cpu += p.module_us * work.module_calls;
   // The compiled call handles each tensor of model state its kernels read (guards, argument
-  // checks) once per call, as it handles the call itself.
-  const double call = p.call_us + p.input_us * work.graph_inputs;
+  // checks) and each module's guards once per call, as it handles the call itself.
+  const double call = p.call_us + p.input_us * work.graph_inputs + (guards ? p.module_us * work.module_calls : 0);
   t.framework_us = cpu + call;
   t.launch_us = launch_total;
   t.gpu_idle_us = idle;

@@ -943,4 +943,42 @@ TEST(ProfileFitTest, TorchCompileParameterChainsGiveTheCostOfAGraphInput) {
 }
 
 }  // namespace
-}  // namespace ftax
+// bench_eager.py's module chain: the parameter chain with each kernel's four tensors held by a
+// module nested in a module of its own (two modules per kernel), whose guards Dynamo checks
+// every call. Fitted with the parameter chains, it separates what a module costs the call
+// from what a tensor costs it; without module chains module_us stays unknown.
+TEST(ProfileFitTest, TorchCompileModuleChainsGiveTheCostOfAModule) {
+  SyntheticSpec spec = H200LikeSpec();
+  spec.noise_sigma = 0;
+  spec.frameworks.push_back({Framework::kTorchCompile, 38.0, {0.6, 14.0, 15.0}, 0, 1.5, 0});
+  json j = testing::MakeSyntheticMeasurements(spec);
+  auto chain = [&](int n, int modules) {
+    j["dispatch"].push_back({{"framework", "torch-compile"}, {"mode", "inference"}, {"class", "kernel"},
+                             {"n_ops", n}, {"graph_inputs", 4 * n}, {"modules", modules},
+                             {"call_us", {{"median", 38.0 + 14.0 * n + 1.5 * 4 * n + 3.0 * modules}}}});
+  };
+  for (int n : {1, 8, 32, 64}) chain(n, 0);
+  {
+    Expected<Measurements> m = MeasurementsFromJson(j);
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    Expected<Calibration> c = Calibrate(m.value(), TestOptions());
+    ASSERT_TRUE(c.ok());
+    EXPECT_FALSE(c->profile.frameworks.at("torch-compile").module_us.known());
+    EXPECT_NEAR(c->profile.frameworks.at("torch-compile").input_us.value, 1.5, 0.05);
+  }
+  for (int n : {1, 8, 32, 64}) chain(n, 2 * n);
+  Expected<Measurements> m = MeasurementsFromJson(j);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  Expected<Calibration> c = Calibrate(m.value(), TestOptions());
+  ASSERT_TRUE(c.ok());
+  const FrameworkParams& f = c->profile.frameworks.at("torch-compile");
+  ASSERT_TRUE(f.module_us.known());
+  EXPECT_NEAR(f.module_us.value, 3.0, 0.05);
+  EXPECT_NEAR(f.input_us.value, 1.5, 0.05);
+  EXPECT_NEAR(f.dispatch_us[int(DispatchClass::kKernel)].value, 14.0, 0.2);  // the kernel chain's slope
+  Expected<HostProfile> back = HostProfileFromJson(HostProfileToJson(c->profile));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_NEAR(back->frameworks.at("torch-compile").module_us.value, f.module_us.value, 1e-9);
+}
+
+}  // namespace

@@ -143,7 +143,7 @@ TEST(InductorFusionTest, RunsBetweenLibraryCallsBecomeOneKernelEach) {
   // conv, [bn + relu], conv (+ its bias add), [add + softmax], gemm; the view is gone.
   ASSERT_EQ(out.dispatches.size(), 5u);
   ASSERT_EQ(out.kernels.size(), 6u);
-  EXPECT_EQ(out.module_calls, 0);
+  EXPECT_EQ(out.module_calls, 9);  // the modules stay: Dynamo checks their guards every call
   EXPECT_EQ(out.dispatches[0].cls, DispatchClass::kLibrary);
   EXPECT_EQ(out.dispatches[1].cls, DispatchClass::kKernel);
   EXPECT_EQ(out.dispatches[2].cls, DispatchClass::kLibrary);
@@ -221,6 +221,37 @@ TEST(InductorFusionTest, TheCompiledCallPaysForEachTensorOfModelStateItsKernelsR
     const double extra = f == Framework::kTorchCompile ? 2.5 * 40 : 0.0;
     EXPECT_NEAR(tb.framework_us - ta.framework_us, extra, 1e-9);
     EXPECT_NEAR(tb.latency_us - ta.latency_us, extra, 1e-9);
+  }
+}
+
+// Dynamo checks the guards of every module of a compiled model before the default mode's call
+// runs: module_us per module, once per call, with the call. Reduce-overhead keeps its own
+// costs, and a profile without module_us says the guards are not counted.
+TEST(InductorFusionTest, TheDefaultModePaysForEachModulesGuardsOncePerCall) {
+  const WorkList out = FuseAsInductor(Eager());  // 9 module calls
+  HostProfile prof = testing::SyntheticProfile();
+  for (Framework f : {Framework::kTorchCompile, Framework::kTorchCompileReduceOverhead}) {
+    SCOPED_TRACE(FrameworkName(f));
+    const std::string name = FrameworkName(CostFramework(f));
+    HostProfile without = prof, with = prof;
+    without.frameworks.at(name).module_us = Param{};
+    with.frameworks.at(name).module_us = Param::Of(3.0, 0);
+    Expected<ResolvedParams> a = ResolveParams(out, without, f);
+    Expected<ResolvedParams> b = ResolveParams(out, with, f);
+    ASSERT_TRUE(a.ok() && b.ok());
+    const Timing ta = Simulate(out, a.value()), tb = Simulate(out, b.value());
+    const double extra = f == Framework::kTorchCompile ? 3.0 * 9 : 0.0;
+    EXPECT_NEAR(tb.framework_us - ta.framework_us, extra, 1e-9);
+    EXPECT_NEAR(tb.latency_us - ta.latency_us, extra, 1e-9);
+    auto says = [](const ResolvedParams& rp, const std::string& what) {
+      for (const auto& n : rp.notes)
+        if (n.find(what) != std::string::npos) return true;
+      return false;
+    };
+    const bool compiled = f == Framework::kTorchCompile;
+    EXPECT_EQ(says(a.value(), "guards Dynamo checks for each of the model's 9 modules every call are not counted"),
+              compiled);
+    EXPECT_EQ(says(b.value(), "guards of the model's 9 modules"), compiled);
   }
 }
 
