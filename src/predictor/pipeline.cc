@@ -317,18 +317,16 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
       if (!f->module_us.known() && work.module_calls > 0)
         rp.notes.push_back("profile has no module_us: nn.Module call cost not counted");
     }
-    if (framework == Framework::kTorchCompile && work.module_calls > 0) {
-      rp.module_us = ValueOr(f->module_us, 0);
+    // A bench without the chain of nested modules prices no module (the one host run that
+    // timed it measured 0.1 us a module: docs/how-it-works.md, Limits).
+    if (framework == Framework::kTorchCompile && work.module_calls > 0 && f->module_us.known()) {
+      rp.module_us = f->module_us.value;
       rp.module_se = SeOr0(f->module_us);
       char each[32];
       std::snprintf(each, sizeof(each), "%.2f", rp.module_us);
-      rp.notes.push_back(
-          f->module_us.known()
-              ? "torch-compile: Dynamo checks the guards of the model's " + std::to_string(work.module_calls) +
-                    " modules and gathers their tensors every call, " + each + " us each"
-              : "torch-compile: the profile has no module_us (its bench timed no compiled chain of nested "
-                "modules): the guards Dynamo checks for each of the model's " +
-                    std::to_string(work.module_calls) + " modules every call are not counted");
+      rp.notes.push_back("torch-compile: Dynamo checks the guards of the model's " + std::to_string(work.module_calls) +
+                         " modules and gathers their tensors every call, " + each +
+                         " us each as the bench's chain of nested modules cost it");
     }
     if (!f->op_scale.empty() && !rp.op_us.empty()) ApplyOpScale(f->op_scale, framework, &rp);
   }
