@@ -3,7 +3,8 @@
 
 Per model and form (.pt, .onnx, .dynamo.onnx, .static.onnx, --arch where a family fits) it
 runs `ftax inspect` (MACs, uncounted ops) and `ftax predict` (kernels and latency per
-framework, fp16, batch 1 and 32, no interval) and prints a markdown table, then a summary:
+framework, fp16, batch 1 and 32, no interval; torch.compile's two modes from --compile-profile,
+a host run's profile that has their costs) and prints a markdown table, then a summary:
 per framework and batch, how many models agree with their .pt (MACs within 0.5%, kernels and
 latency within 5%) in every form, and the worst ratios. The corpus's files are xz-compressed
 (NAME.FORM.xz); they are unpacked into a temporary directory. With --json, the raw numbers.
@@ -11,6 +12,7 @@ Stdlib only.
 
 Usage:
   scripts/parity_table.py [--ftax build/ftax] [--profile validation/h200/2026-11-22b/profile-refined.json]
+                          [--compile-profile validation/h200/2026-11-28ch/profile.json.xz]
                           [--framework cuda-graph --framework pytorch-eager] [--only bert-base]
                           [--json out.json] [--from-json out.json]
 """
@@ -27,6 +29,7 @@ import tempfile
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 DATA = os.path.join(ROOT, "tests", "data", "parity")
 FORMS = ["pt", "onnx", "dynamo.onnx", "static.onnx", "arch"]
+COMPILE_FRAMEWORKS = ("torch-compile", "torch-compile-reduce-overhead")
 MACS_TOL, TOL = 0.005, 0.05
 
 
@@ -66,7 +69,7 @@ def run(ftax, args):
     return json.loads(p.stdout), None
 
 
-def measure(ftax, profile, entry, paths, form, frameworks, batches):
+def measure(ftax, profile, entry, paths, form, frameworks, batches, compile_profile=None):
     margs = model_args(entry, paths, form)
     if margs is None:
         return None
@@ -88,19 +91,24 @@ def measure(ftax, profile, entry, paths, form, frameworks, batches):
         j, err = run(ftax, ["inspect"] + list(margs) + ["--dim", "batch=32", "--format", "json"])
         if not err:
             out["warnings"] += j.get("warnings", [])
-    pred = ["predict"] + margs + ["--profile", profile, "--framework", ",".join(frameworks),
-                                  "--precision", "fp16", "--batch", ",".join(map(str, batches)),
-                                  "--samples", "0", "--format", "json"]
-    if form == "arch":
-        pred += ["--dim", "seq=128"]
-    j, err = run(ftax, pred)
-    if err:
-        out["error"] = err
-        return out
-    out["points"] = {"%s@%d" % (p["framework"], p["batch"]): {"ms": p["latency_ms"], "kernels": p["kernels"],
-                                                              "dispatches": p["dispatches"]}
-                     for p in j["predictions"]}
-    out["unpriced"] = j.get("unpriced_ops", {})
+    out["points"], out["unpriced"] = {}, {}
+    # torch.compile's modes from the profile that has their costs, the others from --profile.
+    for prof, fws in ((profile, [f for f in frameworks if f not in COMPILE_FRAMEWORKS]),
+                      (compile_profile, [f for f in frameworks if f in COMPILE_FRAMEWORKS])):
+        if not fws or not prof:
+            continue
+        pred = ["predict"] + margs + ["--profile", prof, "--framework", ",".join(fws),
+                                      "--precision", "fp16", "--batch", ",".join(map(str, batches)),
+                                      "--samples", "0", "--format", "json"]
+        if form == "arch":
+            pred += ["--dim", "seq=128"]
+        j, err = run(ftax, pred)
+        if err:
+            out["error"] = err
+            return out
+        out["points"].update({"%s@%d" % (p["framework"], p["batch"]): {
+            "ms": p["latency_ms"], "kernels": p["kernels"], "dispatches": p["dispatches"]} for p in j["predictions"]})
+        out["unpriced"].update(j.get("unpriced_ops", {}))
     return out
 
 
@@ -161,7 +169,7 @@ def summarize(results, frameworks, batches):
 
 
 TEST = os.path.join(ROOT, "tests", "cli", "parity_corpus_torch_test.cc")
-GAP_FRAMEWORKS = ["cuda-graph", "pytorch-eager", "torchscript"]
+GAP_FRAMEWORKS = ["cuda-graph", "pytorch-eager", "torchscript", "torch-compile", "torch-compile-reduce-overhead"]
 
 
 def static_batch(r):
@@ -169,14 +177,15 @@ def static_batch(r):
                for w in r.get("warnings", []))
 
 
-def reasons(ref, r, dispatch_dev, fewer_kernels=False, more_kernels=False, cheaper=False):
+def reasons(ref, r, dispatch_dev, fewer_kernels=False, more_kernels=False, cheaper=False, compile_dev=0.0):
     """The test's Reason flags that the two forms' op counts support (a starting point to
     review: an unexplained gap gets kNone). dispatch_dev: the form's largest latency gap under
     the frameworks that price each dispatch (Python eager, TorchScript). fewer_kernels: the form has fewer kernels than the
     .pt under CUDA graphs at some batch (what unfused in-place ops of the trace give);
     more_kernels: more, by over the 5% tolerance (what attention written out around a fused
     call of the trace gives; a kernel or two more is another op's); cheaper: the form's CUDA
-    graph is faster than the .pt's at some batch."""
+    graph is faster than the .pt's at some batch; compile_dev: the form's largest latency gap
+    under torch.compile's default mode."""
     pt, f = ref.get("by_op", {}), r.get("by_op", {})
     out = []
     if pt.get("aten::batch_norm", 0) > f.get("BatchNormalization", 0):
@@ -208,6 +217,10 @@ def reasons(ref, r, dispatch_dev, fewer_kernels=False, more_kernels=False, cheap
     # concatenation of a split's transposed slice); an export records no strides.
     if cheaper and pt.get("aten::transpose", 0) + pt.get("aten::permute", 0):
         out.append("kTraceStrides")
+    # Equal tensors of model state stored once in the file (the corpus's exports): fewer inputs
+    # of the compiled graph, each of which the default mode prices.
+    if compile_dev > TOL and r.get("params", 0) < ref.get("params", 0) and r.get("form", "").endswith("onnx"):
+        out.append("kSharedState")
     # torch.roll, which ONNX lacks, written as Slice and Concat.
     if pt.get("aten::roll", 0) and not f.get("Roll", 0) and f.get("Concat", 0):
         out.append("kRollAsSliceConcat")
@@ -245,12 +258,14 @@ def gap_rows(results):
                         more |= p["kernels"] > p0["kernels"] * (1 + TOL)
             if max(list(dev.values()) + [kdev]) <= TOL:
                 continue
-            why = reasons(ref, r, max(dev["pytorch-eager"], dev["torchscript"]), fewer, more, cheaper)
+            why = reasons(ref, r, max(dev["pytorch-eager"], dev["torchscript"]), fewer, more, cheaper,
+                          dev["torch-compile"])
             if not why:
                 unexplained.append("%s/%s" % (name, form))
-            rows.append('{"%s/%s", {%s, %.2f, %.2f, %.2f, %.2f}},' % (
+            rows.append('{"%s/%s", {%s, %.2f, %.2f, %.2f, %.2f, %.2f, %.2f}},' % (
                 name, form, " | ".join(why) or "kNone", bound(dev["cuda-graph"]), bound(kdev),
-                bound(dev["pytorch-eager"]), bound(dev["torchscript"])))
+                bound(dev["pytorch-eager"]), bound(dev["torchscript"]), bound(dev["torch-compile"]),
+                bound(dev["torch-compile-reduce-overhead"])))
     return rows, unexplained
 
 
@@ -267,6 +282,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ftax", default=os.path.join(ROOT, "build", "ftax"))
     ap.add_argument("--profile", default="validation/h200/2026-11-22b/profile-refined.json")
+    ap.add_argument("--compile-profile", default="validation/h200/2026-11-28ch/profile.json.xz",
+                    help="the profile torch.compile's modes are predicted from (.xz is unpacked)")
     ap.add_argument("--framework", action="append")
     ap.add_argument("--batch", default="1,32")
     ap.add_argument("--only", action="append")
@@ -277,7 +294,7 @@ def main():
                     help="rewrite the documented gaps of tests/cli/parity_corpus_torch_test.cc from "
                          "these numbers (needs the frameworks %s)" % ",".join(GAP_FRAMEWORKS))
     a = ap.parse_args()
-    frameworks = a.framework or ["cuda-graph", "pytorch-eager", "torchscript"]
+    frameworks = a.framework or GAP_FRAMEWORKS
     batches = [int(b) for b in a.batch.split(",")]
     if a.from_json:
         with open(a.from_json) as f:
@@ -287,6 +304,12 @@ def main():
         return 0
     corpus = json.load(open(os.path.join(a.corpus, "corpus.json")))
     results = {}
+    compile_profile = a.compile_profile
+    keep = tempfile.TemporaryDirectory(prefix="ftax-parity-profile-")
+    if compile_profile and compile_profile.endswith(".xz"):
+        compile_profile = os.path.join(keep.name, "compile-profile.json")
+        with lzma.open(os.path.join(ROOT, a.compile_profile)) as i, open(compile_profile, "wb") as o:
+            shutil.copyfileobj(i, o)
     print("| model | form | GMACs | " + " | ".join(
         "%s b%d kernels / ms" % (f, b) for f in frameworks for b in batches) + " |")
     print("|---|---|---|" + "---|" * (len(frameworks) * len(batches)))
@@ -296,7 +319,7 @@ def main():
         with tempfile.TemporaryDirectory(prefix="ftax-parity-") as tmp:
             paths = unpack(entry, tmp, a.corpus)
             for form in FORMS:
-                r = measure(a.ftax, a.profile, entry, paths, form, frameworks, batches)
+                r = measure(a.ftax, a.profile, entry, paths, form, frameworks, batches, compile_profile)
                 if r is None:
                     continue
                 results[name][form] = r

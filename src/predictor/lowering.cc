@@ -1217,6 +1217,15 @@ class Walker {
     return w && w->is_initializer ? w : t;
   }
 
+  // An ONNX MatMul of a stored 2-D weight is an nn.Linear the exporter wrote out (its bias,
+  // if any, an Add folded into it): PyTorch runs it as linear, so its dispatch costs what a
+  // linear layer's does (under torch.compile, the wrapper's addmm or mm of a linear).
+  bool IsLinearMatMul(const Op& op) const {
+    if (op.type != "MatMul" || !op.domain.empty() || op.inputs.size() != 2) return false;
+    const TensorInfo* w = Weight(op.inputs[1]);
+    return w && w->is_initializer && w->has_shape && w->shape.size() == 2;
+  }
+
   bool IsFoldedBias(const Op& op) const {
     if (op.inputs.size() != 2) return false;
     for (int i = 0; i < 2; ++i) {
@@ -1429,9 +1438,10 @@ class Walker {
     // The op's own cost key, where it is dispatched as its rule says (a view that copies, or a
     // host scalar op, is priced by the class it became).
     if (op_index >= 0 && size_t(op_index) < g_.ops.size()) {
-      const RuleSlot& slot = SlotFor(g_.ops[size_t(op_index)]);
+      const Op& op = g_.ops[size_t(op_index)];
+      const RuleSlot& slot = SlotFor(op);
       if (slot.rule && slot.rule->dispatch_class == c && slot.cost_key && !slot.cost_key->empty())
-        d.cost_key = slot.cost_key;
+        d.cost_key = IsLinearMatMul(op) ? &DispatchCostKey("aten", "linear") : slot.cost_key;
     }
     d.first_kernel = first_kernel;
     d.num_kernels = int(work_.kernels.size()) - first_kernel;

@@ -187,6 +187,40 @@ TEST(LoweringTest, OnnxGemmOfAStoredKxNWeightWithABiasIsAddmm) {
     EXPECT_EQ(kernels(linear, Framework::kTorchscript).size(), 1u);
 }
 
+// An exported nn.Linear is MatMul(x, stored W^T) with its bias an Add: PyTorch runs it as a
+// linear layer, so its dispatch is priced by linear's measured cost under every framework that
+// prices op types (a matrix product of two activations, attention's q.k^T, stays a matmul).
+TEST(LoweringTest, OnnxMatMulOfAStoredWeightIsPricedAsALinearLayer) {
+  auto graph = [](bool stored) {
+    Graph g;
+    g.tensors["x"] = T("x", {128, 768});
+    g.tensors["w"] = T("w", {768, 3072}, DType::kFloat32, stored);
+    g.tensors["b"] = T("b", {3072}, DType::kFloat32, true);
+    g.tensors["m"] = T("m", {128, 3072});
+    g.tensors["y"] = T("y", {128, 3072});
+    g.ops.push_back(MakeOp("", "MatMul", {"x", "w"}, {"m"}));
+    g.ops.push_back(MakeOp("", "Add", {"m", "b"}, {"y"}));
+    g.inputs = stored ? std::vector<std::string>{"x"} : std::vector<std::string>{"x", "w"};
+    g.outputs = {"y"};
+    return g;
+  };
+  for (Framework f : {Framework::kPytorchEager, Framework::kTorchscript, Framework::kTorchCompile}) {
+    SCOPED_TRACE(FrameworkName(f));
+    Expected<WorkList> linear = Lower(graph(true), {f, DType::kFloat16});
+    Expected<WorkList> matmul = Lower(graph(false), {f, DType::kFloat16});
+    ASSERT_TRUE(linear.ok() && matmul.ok());
+    auto keyed = [](const WorkList& w, const std::string& key) {
+      for (const DispatchWork& d : w.dispatches)
+        if (d.cost_key && *d.cost_key == key) return true;
+      return false;
+    };
+    EXPECT_TRUE(keyed(linear.value(), "linear"));
+    EXPECT_FALSE(keyed(linear.value(), "matmul"));
+    EXPECT_TRUE(keyed(matmul.value(), "matmul"));
+    EXPECT_FALSE(keyed(matmul.value(), "linear"));
+  }
+}
+
 TEST(LoweringTest, OnnxElementwiseGroupsFuseAsTheirAtenOps) {
   Graph g;
   for (const char* n : {"x", "sig", "prod", "y"}) g.tensors[n] = T(n, {1, 32, 56, 56});
