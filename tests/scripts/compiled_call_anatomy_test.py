@@ -69,6 +69,11 @@ class VariantTest(unittest.TestCase):
         self.assertEqual(anatomy.kind_of("    k.run(buf0, arg1_1, buf2, 8, 16, stream=stream0)"), "triton_le3")
         self.assertEqual(anatomy.kind_of("    k.run(buf0, arg1_1, buf2, buf3, 8, stream=stream0)"), "triton_ge4")
 
+    def test_an_unknown_chain_names_the_ones_there_are(self):
+        with self.assertRaises(ValueError) as e:
+            anatomy.chain(None, "chain:layer8", "cuda")  # refused before torch is needed
+        self.assertIn("convbnN", str(e.exception))
+
     def test_stored_vit_wrapper(self):
         path = os.path.join(ROOT, "validation", "h200", "2026-11-27bc", "inductor-wrapper-vit_b_32.b1.py.xz")
         with lzma.open(path, "rt") as f:

@@ -24,6 +24,8 @@ records its error and the next goes on.
 
 Usage (GPU host): python3 validation/scripts/compiled_call_anatomy.py --out anatomy.json \
     --models convnext_tiny,vit_b_32,chain:kernel64,chain:param64 [--batch 1] [--rounds 8]
+(chain:convbnN, chain:lnlinearN and chain:mhaN: N small layers of one type as models build
+them, for what each layer type costs outside the generated call.)
 """
 import argparse
 import json
@@ -133,11 +135,32 @@ def counts(code):
 def chain(torch, name, dev):
     """One of `ftax bench`'s compiled chains (scripts/bench_eager.py, compile_rows): chain:kernelN
     (N softmaxes, N Triton kernels) or chain:paramN (the same with four tensors of model state
-    read by each kernel)."""
-    m = re.match(r"chain:(kernel|param)(\d+)$", name)
+    read by each kernel); or N small layers as models build them, fp16, so that what a layer
+    type costs outside the generated call (its modules' guards) shows: chain:convbnN
+    (nn.Conv2d, nn.BatchNorm2d, nn.ReLU in an nn.Sequential), chain:lnlinearN (nn.LayerNorm,
+    nn.Linear, nn.GELU) and chain:mhaN (nn.MultiheadAttention, batch first)."""
+    m = re.match(r"chain:(kernel|param|convbn|lnlinear|mha)(\d+)$", name)
     if not m:
-        raise ValueError(f"unknown chain '{name}' (chain:kernelN or chain:paramN)")
+        raise ValueError(f"unknown chain '{name}' (chain:kernelN, paramN, convbnN, lnlinearN or mhaN)")
     kind, n = m.group(1), int(m.group(2))
+    nn = torch.nn
+    if kind == "convbn":
+        layers = [nn.Sequential(nn.Conv2d(8, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8), nn.ReLU(inplace=True))
+                  for _ in range(n)]
+        return nn.Sequential(*layers).to(dev).half().eval(), (torch.randn(1, 8, 8, 8, device=dev).half(),)
+    if kind == "lnlinear":
+        layers = [nn.Sequential(nn.LayerNorm(64), nn.Linear(64, 64), nn.GELU()) for _ in range(n)]
+        return nn.Sequential(*layers).to(dev).half().eval(), (torch.randn(1, 16, 64, device=dev).half(),)
+    if kind == "mha":
+        class SelfAttention(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.attn = nn.MultiheadAttention(64, 4, batch_first=True)
+
+            def forward(self, x):
+                return self.attn(x, x, x, need_weights=False)[0]
+        return (nn.Sequential(*[SelfAttention() for _ in range(n)]).to(dev).half().eval(),
+                (torch.randn(1, 16, 64, device=dev).half(),))
 
     class Chain(torch.nn.Module):
         def __init__(self):
@@ -281,7 +304,8 @@ def explain_outside(torch, cm, xs, call, args, calls=50):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
-    ap.add_argument("--models", required=True, help="comma list of zoo models and chain:kernelN / chain:paramN")
+    ap.add_argument("--models", required=True,
+                    help="comma list of zoo models and chains: chain:kernelN, paramN, convbnN, lnlinearN, mhaN")
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--rounds", type=int, default=8, help="shuffled visits of every variant")
     ap.add_argument("--calls", type=int, default=30, help="calls timed per visit")
