@@ -112,11 +112,13 @@ enum Reason : unsigned {
   // cache); an export records no strides and drops `.contiguous()`, and its Split outputs
   // are whole tensors, so the form launches fewer or cheaper copies: a faster CUDA graph.
   kTraceStrides = 1u << 8,
-  // The corpus's models have random weights with equal values where PyTorch initializes them
-  // to a constant (layer norms' weights all one, biases all zero), and the exporters store
-  // equal initializers once: the file holds fewer distinct tensors of model state than the
-  // trace's parameters, so torch.compile's default mode, which prices each tensor its kernels
-  // read as an input of the compiled graph, costs less. An export of trained weights keeps them.
+  // The corpus's ONNX forms were exported after the .pt's stripping had zeroed the weights the
+  // trace shares with the model (scripts/export_parity_corpus.py writes the .pt first), and the
+  // exporters store equal initializers once (Identity nodes name the copies: BERT-base's file
+  // has 8 initializers, one read 111 times): the file holds fewer distinct tensors of model
+  // state than the trace's parameters, so torch.compile's default mode, which prices each
+  // tensor its kernels read as an input of the compiled graph, costs less. An export of a
+  // model's own weights keeps them.
   kSharedState = 1u << 9,
 };
 
