@@ -43,6 +43,7 @@ The machine this was made on had 2 cores: export one model per process
     timeout 1800 .torch/bin/python scripts/export_parity_corpus.py --only $m; done
 """
 import argparse
+import copy
 import inspect
 import io
 import json
@@ -234,8 +235,11 @@ def restore_zip(path):
 
 
 def export_pt(model, args, names, path):
+    # A trace shares the model's tensors, and stripping zeroes them in place: trace a copy, so
+    # the ONNX forms exported after it see the model's own weights (the corpus committed with
+    # the parity test's kSharedState was exported from the zeroed ones).
     with torch.no_grad():
-        traced = torch.jit.trace(model, args, check_trace=False, strict=False)
+        traced = torch.jit.trace(copy.deepcopy(model), args, check_trace=False, strict=False)
     # The trace names its inputs after the variables inside forward (a decode step's *kv
     # become key_states.1, key_states.3, ...): give them the ONNX forms' names.
     for v, n in zip(list(traced.graph.inputs())[1:], names):
