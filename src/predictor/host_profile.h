@@ -98,8 +98,8 @@ struct GpuParams {
 
 // CPU-side cost of a framework. A call costs call_us once (entry, input checks, final
 // synchronize), plus per dispatch op_us[op type] where measured, else dispatch_us[class],
-// plus module_us per nn.Module call
-// (Python eager only). For cuda-graph, call_us is the graph launch, node_gap_us the GPU
+// plus module_us per nn.Module call (Python eager; torch.compile's default mode pays it per
+// module once a call, for the guards Dynamo checks). For cuda-graph, call_us is the graph launch, node_gap_us the GPU
 // gap between two graph nodes and replay_per_node_us the launch cost per node.
 struct FrameworkParams {
   Param call_us;

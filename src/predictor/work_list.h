@@ -125,7 +125,7 @@ struct DispatchWork {
 struct WorkList {
   std::vector<DispatchWork> dispatches;
   std::vector<KernelWork> kernels;
-  int module_calls = 0;  // nn.Module __call__s (Python eager only)
+  int module_calls = 0;  // nn.Module __call__s (Python eager), modules guarded (torch.compile's default mode)
   // torch.compile: tensors of model state that the compiled graph's generated kernels read
   // (CountKernelReadState in lowering.h), each an input of the compiled call.
   int graph_inputs = 0;
