@@ -18,9 +18,13 @@ default mode, chains of the library ops a compiled model calls one by one (a con
 linear layer, a matrix product, attention: COMPILED_LIBRARY_OPS) are compiled and timed too,
 rows with an "op" key, so that `ftax calibrate` can price each library call of a compiled
 model by its op type (a convolution costs the wrapper far more than a matrix product). The
-"param" chain adds tensors of model state read by each kernel (graph inputs), and the "module"
-chain holds the same tensors in nested submodules (two per kernel), whose guards Dynamo checks
-every call: `ftax calibrate` prices a graph input (input_us) and a module (module_us) from them.
+"param" chain adds tensors of model state read by each kernel (graph inputs), from which `ftax
+calibrate` prices a graph input (input_us). In the default mode every chain also records
+outside_us, the time of a call spent outside the code Inductor generated (Dynamo's guards,
+gathering inputs, AOTAutograd's wrapper; outside_spread), and chains of small real layers
+("layers" rows: convolution + batch norm + ReLU, layer norm + linear + GELU, with their module
+counts) show what a model's modules add to it: `ftax calibrate` prices a module (module_us) from
+the outside times.
 
 With --ops, chains of N calls of one op as models call it (a convolution, a linear layer, a
 layer norm, a view, ...; op_layers lists them) are timed per framework, Python eager in either
@@ -134,79 +138,140 @@ def compile_rows(torch, dev, fw, mode, quick, timed, gauged):
                 return x
         return Params().eval()
 
-    def module_chain(n):
-        # The parameter chain with each kernel's four tensors held by a module of its own, nested
-        # in a block module, as a model's layers hold theirs (two modules per kernel): Dynamo
-        # checks each module's guards and gathers its tensors every call, so the chain's slope
-        # beyond the parameter chain's is what a model's modules cost a call.
-        class Norm(torch.nn.Module):
-            def __init__(self):
-                super().__init__()
-                with torch.inference_mode(False):
-                    self.w = torch.nn.Parameter(torch.rand(8, device=dev) + 0.5, requires_grad=False)
-                    self.b = torch.nn.Parameter(torch.rand(8, device=dev), requires_grad=False)
-                    self.register_buffer("mean", torch.rand(8, device=dev))
-                    self.register_buffer("var", torch.rand(8, device=dev) + 0.5)
+    def layers_chain(kind):
+        # n small layers as models build them, each an nn.Sequential of three modules: a
+        # convolution, batch norm and ReLU ("convbn"), or a layer norm, linear layer and GELU
+        # ("lnlinear"). Their forwards read their modules' attributes as a model's do, so the
+        # time of a call outside the generated code (Dynamo's guards on those modules, gathering
+        # their tensors) is what a model's modules cost; outside_us measures it.
+        nn = torch.nn
 
-            def forward(self, x):
-                return (x - self.mean) * torch.rsqrt(self.var + 1e-5) * self.w + self.b
-
-        class Block(torch.nn.Module):
-            def __init__(self, dim):
-                super().__init__()
-                self.norm = Norm()
-                self.dim = dim
-
-            def forward(self, x):
-                return torch.softmax(self.norm(x), dim=self.dim)
-
-        return layer_chain(torch, [Block(i % 2) for i in range(n)]).eval()
+        def make(n):
+            with torch.inference_mode(False):
+                if kind == "convbn":
+                    blocks = [nn.Sequential(nn.Conv2d(8, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8),
+                                            nn.ReLU(inplace=True)) for _ in range(n)]
+                else:
+                    blocks = [nn.Sequential(nn.LayerNorm(64), nn.Linear(64, 64), nn.GELU()) for _ in range(n)]
+                return nn.Sequential(*blocks).to(dev).eval()
+        return make
 
     # Tensors each chain's compiled graph takes besides its input (the library chain's matrix,
     # the parameter and module chains' four per kernel), and the modules a chain nests.
-    graph_inputs = {"kernel": lambda n: 0, "view": lambda n: 0, "library": lambda n: 1, "param": lambda n: 4 * n,
-                    "module": lambda n: 4 * n}
-    modules = {"module": lambda n: 2 * n}
+    graph_inputs = {"kernel": lambda n: 0, "view": lambda n: 0, "library": lambda n: 1, "param": lambda n: 4 * n}
     rows = []
+    chains = [("kernel", kernel_chain, ns), ("view", view_chain, ns), ("library", library_chain, ns),
+              ("param", param_chain, ns)]
+    if mode == "default":
+        chains += [("layers:" + kind, layers_chain(kind), [8, 32]) for kind in ("convbn", "lnlinear")]
     with torch.inference_mode():
-        for cls, make in (("kernel", kernel_chain), ("view", view_chain), ("library", library_chain),
-                          ("param", param_chain), ("module", module_chain)):
+        for cls, make, lengths in chains:
             if cls == "view" and mode != "default":
                 continue  # a replayed graph holds no views
-            if cls in ("param", "module") and mode != "default":
+            if cls == "param" and mode != "default":
                 continue  # measured where the wrapper runs every call: the default mode
-            for n in ns:
+            x_in = torch.randn(1, 8, 8, 8, device=dev) if cls == "layers:convbn" else (
+                torch.randn(1, 16, 64, device=dev) if cls == "layers:lnlinear" else x0)
+            for n in lengths:
                 torch._dynamo.reset()
                 try:
-                    cf = torch.compile(make(n), mode=None if mode == "default" else mode, dynamic=False)
+                    model = make(n)
+                    if cls.startswith("layers:"):
+                        model = model.half()
+                        x_in = x_in.half()
+                    cf = torch.compile(model, mode=None if mode == "default" else mode, dynamic=False)
                     t0 = time.perf_counter()
-                    cf(x0)  # compiles
+                    generated = compile_and_read_code(torch, cf, x_in) if mode == "default" else cf(x_in)
                     torch.cuda.synchronize()
                     compile_s = time.perf_counter() - t0
                     for _ in range(3):  # reduce-overhead records its graph on a later call
-                        cf(x0)
+                        cf(x_in)
                     torch.cuda.synchronize()
-                    call = spread(timed(lambda: cf(x0)))
+                    call = spread(timed(lambda: cf(x_in)))
                     row = gauged({})  # the gauge of this timing, before the kernel pass
-                    kernels, kernel_us, span_us = kernel_records(torch, lambda: cf(x0))
+                    outside = None
+                    if mode == "default":
+                        try:
+                            outside = outside_spread(torch, cf, x_in, generated)
+                        except Exception as e:  # the row stands without it
+                            print(f"bench_eager.py: {fw} {cls} x{n}: time outside the generated code not "
+                                  f"measured: {repr(e)[:300]}", file=sys.stderr)
+                    kernels, kernel_us, span_us = kernel_records(torch, lambda: cf(x_in))
                 except Exception as e:  # one chain that fails to compile costs only its row
                     print(f"bench_eager.py: {fw} {cls} x{n} failed: {repr(e)[:300]}", file=sys.stderr)
                     continue
                 n_ops = n if cls == "view" else max(1, round(kernels))
                 row.update({"framework": fw, "mode": "inference",
-                            "class": "kernel" if cls in ("param", "module") else cls,
-                            "n_ops": n_ops, "graph_inputs": graph_inputs[cls](n),
-                            "modules": modules.get(cls, lambda n: 0)(n), "source_ops": n, "kernels_per_call": kernels,
+                            "class": "library" if cls.startswith("layers:") else ("kernel" if cls == "param" else cls),
+                            "n_ops": n_ops, "source_ops": n, "kernels_per_call": kernels,
                             "compile_s": round(compile_s, 2), "call_us": call,
                             "gpu_kernel_us": kernel_us, "gpu_span_us": span_us})
+                if cls.startswith("layers:") and not outside:
+                    continue  # a chain of layers prices nothing but its time outside the generated code
+                if cls.startswith("layers:"):
+                    row.update({"layers": cls.split(":")[1], "modules": len(list(model.modules())),
+                                "graph_inputs": outside["graph_inputs"] if outside else 0})
+                else:
+                    row.update({"modules": 0, "graph_inputs": graph_inputs[cls](n)})
+                if outside:
+                    row["outside_us"] = outside["spread"]
                 rows.append(row)
                 print(f"bench_eager.py: {fw} {cls} x{n}: {kernels:g} kernels, "
-                      f"{call['median']:.1f} us per call, compiled in {compile_s:.1f} s",
-                      file=sys.stderr)
+                      f"{call['median']:.1f} us per call"
+                      + (f", {outside['spread']['median']:.1f} us outside the generated code" if outside else "")
+                      + f", compiled in {compile_s:.1f} s", file=sys.stderr)
     if mode == "default":
         rows += compiled_op_rows(torch, dev, fw, quick, timed, gauged)
     torch._dynamo.reset()
     return rows
+
+
+def compile_and_read_code(torch, cf, x):
+    """Runs the compiled module's first call (it compiles) and returns the one Python module
+    Inductor generated for it, loaded again (None where the call made more than one graph).
+    The FX graph cache is off for the compile, so that the code is generated, not read back."""
+    import torch._inductor.config as icfg
+    from torch._inductor.codecache import PyCodeCache
+    from torch._inductor.utils import run_and_get_code
+    try:
+        with icfg.patch(fx_graph_cache=False):
+            _, codes = run_and_get_code(cf, x)
+        return PyCodeCache.load(codes[0]) if len(codes) == 1 else None
+    except Exception as e:  # the chain is still timed as users call it, without outside_us
+        print(f"bench_eager.py: the generated code could not be read back: {repr(e)[:300]}", file=sys.stderr)
+        cf(x)
+        return None
+
+
+def outside_spread(torch, cf, x, generated, visits=6, calls=20):
+    """The host time of a compiled module's call spent outside the code Inductor generated for
+    it (Dynamo's guards, gathering the graph's inputs from the modules, AOTAutograd's wrapper):
+    the module's call and the generated `call` run directly (on inputs of the same shapes and
+    strides, from the generated module's get_args) are timed alternately, `calls` calls a
+    visit, each from its start to its return with a synchronize after it outside the clock;
+    a visit's difference of medians is one sample. Also returns how many graph inputs the
+    generated call takes besides the model's input."""
+    if generated is None:
+        return None
+    args = generated.get_args()
+
+    def samples(fn):
+        out = []
+        for _ in range(calls):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            fn()
+            out.append((time.perf_counter() - t0) * 1e6)
+            torch.cuda.synchronize()
+        return statistics.median(out)
+    for _ in range(3):
+        generated.call(list(args))
+    diffs = []
+    for _ in range(visits):
+        whole = samples(lambda: cf(x))
+        inside = samples(lambda: generated.call(list(args)))
+        diffs.append(whole - inside)
+    return {"spread": spread(diffs), "graph_inputs": len(args) - 1}
 
 
 def layer_chain(torch, layers):

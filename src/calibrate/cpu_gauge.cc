@@ -38,6 +38,7 @@ GaugeScaling BringToFastState(Measurements* m, double DispatchMeasurement::*gaug
     const double f = out.reference_us / (d.*gauge);
     Scale(&d.call_us, f);
     if (d.issue_us) Scale(&*d.issue_us, f);
+    if (d.outside_us) Scale(&*d.outside_us, f);
     d.*gauge = out.reference_us;
     scales.push_back(f);
   }

@@ -278,6 +278,27 @@ Status ReadDispatchRow(const json& row, const std::string& where, DispatchMeasur
       return InvalidInput(where + ".issue_us: longer than call_us (the chain returns before it is synchronized)");
     d->issue_us = issue;
   }
+  if (row.contains("outside_us") && !row.at("outside_us").is_null()) {
+    if (d->framework != Framework::kTorchCompile)
+      return InvalidInput(where + ".outside_us: only a torch.compile (default mode) chain has it");
+    const json& o = row.at("outside_us");
+    const std::string w = where + ".outside_us";
+    if (!o.is_object()) return InvalidInput(w + ": expected an object {median, p10, p90}");
+    Spread out;
+    if (!(s = ReadNumber(o, "median", w, true, -kMaxUs, false, &out.median, kMaxUs)).ok()) return s;
+    out.p10 = out.p90 = out.median;
+    if (!(s = ReadNumber(o, "p10", w, false, -kMaxUs, false, &out.p10, kMaxUs)).ok()) return s;
+    if (!(s = ReadNumber(o, "p90", w, false, -kMaxUs, false, &out.p90, kMaxUs)).ok()) return s;
+    if (out.p10 > out.median || out.p90 < out.median)
+      return InvalidInput(w + ": quantiles out of order (need p10 <= median <= p90)");
+    d->outside_us = out;
+  }
+  if (row.contains("layers") && !row.at("layers").is_null()) {
+    if (!(s = ReadString(row, "layers", where, &d->layers)).ok()) return s;
+    if (d->layers.empty()) return InvalidInput(where + ".layers: empty");
+    if (!d->outside_us || d->modules < 1)
+      return InvalidInput(where + ".layers: a chain of layers needs outside_us and its modules");
+  }
   if (row.contains("chain")) {
     if (!(s = ReadString(row, "chain", where, &d->chain)).ok()) return s;
     if (d->chain.empty()) return InvalidInput(where + ".chain: empty");

@@ -80,6 +80,15 @@ struct DispatchMeasurement {
   // convolutions of other shapes; empty: the op's first chain).
   std::string geometry;
   std::optional<Spread> issue_us;
+  // torch.compile's default mode (bench_eager.py, outside_spread): the host time of a call
+  // spent outside the code Inductor generated for it (Dynamo's guards, gathering the graph's
+  // inputs from the modules, AOTAutograd's wrapper), the compiled module's call minus the
+  // generated call run directly; it may read below zero in noise. Absent in older benches.
+  std::optional<Spread> outside_us;
+  // Chains of small real layers (torch.compile's default mode): the layer ("convbn",
+  // "lnlinear"). They price a module from outside_us (with their `modules` and
+  // `graph_inputs`) and stay out of every other fit. Empty: not such a chain.
+  std::string layers;
   double kernels_per_call = -1;  // GPU kernels one call launched (< 0: unknown)
   // TorchScript per-op chains: whether the TensorExpr fuser was on (as traced models run);
   // unknown for rows of benches from before it was recorded, which ran with it off. Recorded

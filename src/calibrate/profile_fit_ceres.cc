@@ -470,6 +470,40 @@ StateCost FitStateCost(const std::vector<const DispatchMeasurement*>& param_rows
   return out;
 }
 
+// torch.compile's default mode: the time of a call outside Inductor's generated code
+// (outside_us, every chain of a bench that measured it) as a + b * graph inputs + c * modules,
+// non-negative, residuals in microseconds. The kernel and parameter chains (one module, up to
+// 257 inputs) separate a and b; the chains of real layers (convolution + batch norm + ReLU,
+// layer norm + linear + GELU: 4 modules a layer) give c, what a model's module adds to a call.
+// Only c is used: a and b are inside call_us and input_us, fitted from the chains' whole calls.
+Param FitModuleFromOutside(const std::vector<const DispatchMeasurement*>& rows, const FitOptions& options,
+                           std::string* note) {
+  std::vector<LinearRow> lin;
+  int layer_rows = 0, most_modules = 0;
+  for (const auto* d : rows) {
+    lin.push_back(LinearRow{{1.0, double(d->graph_inputs), double(d->modules)}, d->outside_us->median, 10.0});
+    if (d->modules > 1) ++layer_rows;
+    most_modules = std::max(most_modules, d->modules);
+  }
+  if (layer_rows < 2 || lin.size() < 4) {
+    *note = "module_us: too few chains with outside_us (" + std::to_string(lin.size()) + ", " +
+            std::to_string(layer_rows) + " of layers) to price a module";
+    return {};
+  }
+  const LinearFit lf = FitLinearNonNegative(lin, 3, options, /*robust=*/false);
+  if (!lf.ok) {
+    *note = "module_us: solver failed: " + lf.report;
+    return {};
+  }
+  const Param c = Param::Of(lf.beta[2], std::isfinite(lf.std_error[2]) ? lf.std_error[2] : 0.0);
+  *note = Fmt("module_us: %.2f ± %.2f us per nn.Module of the compiled model, from the time outside the "
+              "generated code of %.0f chains",
+              c.value, c.std_error, double(lin.size())) +
+          Fmt(" (layer chains of up to %.0f modules; %.1f us a call and %.2f us a graph input outside it besides)",
+              double(most_modules), lf.beta[0], lf.beta[1]);
+  return c;
+}
+
 // CPU-side fit of one framework that issues dispatches (everything but cuda-graph). Rows
 // where the GPU, not the CPU, set the pace (kernel time per op above the fitted dispatch
 // cost) are dropped and the fit repeated once; their indices go to `gpu_bound_rows`.
@@ -480,8 +514,12 @@ FrameworkFit FitDispatchFramework(Framework fw, const std::vector<const Dispatch
                                   std::vector<const DispatchMeasurement*>* gpu_bound_rows) {
   FrameworkFit out;
   out.framework = fw;
-  std::vector<const DispatchMeasurement*> all_rows, param_rows;
-  for (const auto* d : given_rows) (IsParameterChain(*d) ? param_rows : all_rows).push_back(d);
+  std::vector<const DispatchMeasurement*> all_rows, param_rows, outside_rows;
+  for (const auto* d : given_rows) {
+    if (d->outside_us) outside_rows.push_back(d);
+    if (!d->layers.empty()) continue;  // priced only by the time outside the generated code
+    (IsParameterChain(*d) ? param_rows : all_rows).push_back(d);
+  }
   std::vector<const DispatchMeasurement*> rows = all_rows;
   for (int pass = 0; pass < 2; ++pass) {
     // Columns: call, then each dispatch class present, then modules if any row has some.
@@ -579,6 +617,12 @@ FrameworkFit FitDispatchFramework(Framework fw, const std::vector<const Dispatch
                     state.module_us.value, state.module_us.std_error, double(most_modules))
               : std::string("module_us: the module chains do not separate modules from inputs"));
     }
+  }
+  if (!outside_rows.empty()) {  // a bench that timed the code outside the generated call
+    std::string note;
+    const Param module = FitModuleFromOutside(outside_rows, options, &note);
+    if (module.known()) out.params.module_us = module;
+    out.notes.push_back(note);
   }
   return out;
 }

@@ -318,16 +318,15 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
       if (!f->module_us.known() && work.module_calls > 0)
         rp.notes.push_back("profile has no module_us: nn.Module call cost not counted");
     }
-    // A bench without the chain of nested modules prices no module (the one host run that
-    // timed it measured 0.1 us a module: docs/how-it-works.md, Limits).
+    // A bench without chains of layers (or, before them, of nested modules) prices no module.
     if (framework == Framework::kTorchCompile && work.module_calls > 0 && f->module_us.known()) {
       rp.module_us = f->module_us.value;
       rp.module_se = SeOr0(f->module_us);
       char each[32];
       std::snprintf(each, sizeof(each), "%.2f", rp.module_us);
       rp.notes.push_back("torch-compile: Dynamo checks the guards of the model's " + std::to_string(work.module_calls) +
-                         " modules and gathers their tensors every call, " + each +
-                         " us each as the bench's chain of nested modules cost it");
+                         " modules and gathers their tensors every call, outside the generated code: " + each +
+                         " us each as the bench priced a module");
     }
     if (!f->op_scale.empty() && !rp.op_us.empty()) ApplyOpScale(f->op_scale, framework, &rp);
   }

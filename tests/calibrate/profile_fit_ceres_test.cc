@@ -981,4 +981,52 @@ TEST(ProfileFitTest, TorchCompileModuleChainsGiveTheCostOfAModule) {
   EXPECT_NEAR(back->frameworks.at("torch-compile").module_us.value, f.module_us.value, 1e-9);
 }
 
+// A bench that timed each default-mode chain's call outside the generated code prices a module
+// from those times: the chains of real layers are in no other fit, and the kernel and
+// parameter chains pin the time a call and a graph input take outside it.
+TEST(ProfileFitTest, TorchCompileLayerChainsPriceAModuleFromTheTimeOutsideTheGeneratedCode) {
+  SyntheticSpec spec = H200LikeSpec();
+  spec.noise_sigma = 0;
+  spec.frameworks.push_back({Framework::kTorchCompile, 38.0, {0.6, 14.0, 15.0}, 0, 1.5, 0});
+  json j = testing::MakeSyntheticMeasurements(spec);
+  auto outside = [](int inputs, int modules) { return 90.0 + 0.3 * inputs + 1.2 * modules; };
+  for (int n : {1, 8, 32, 64})
+    j["dispatch"].push_back({{"framework", "torch-compile"}, {"mode", "inference"}, {"class", "kernel"},
+                             {"n_ops", n}, {"graph_inputs", 4 * n}, {"modules", 0},
+                             {"call_us", {{"median", 38.0 + 14.0 * n + 1.5 * 4 * n}}},
+                             {"outside_us", {{"median", outside(4 * n, 0)}}}});
+  // Layers: 4 modules and 5 graph inputs each, a call far dearer than any kernel chain's (its
+  // convolutions): were it in the dispatch fit, the kernel's price would move.
+  for (int n : {8, 32})
+    j["dispatch"].push_back({{"framework", "torch-compile"}, {"mode", "inference"}, {"class", "library"},
+                             {"layers", "convbn"}, {"n_ops", 2 * n}, {"graph_inputs", 5 * n}, {"modules", 4 * n + 1},
+                             {"call_us", {{"median", 5000.0 * n}}},
+                             {"outside_us", {{"median", outside(5 * n, 4 * n + 1)}}}});
+  Expected<Measurements> m = MeasurementsFromJson(j);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  Expected<Calibration> c = Calibrate(m.value(), TestOptions());
+  ASSERT_TRUE(c.ok());
+  const FrameworkParams& f = c->profile.frameworks.at("torch-compile");
+  ASSERT_TRUE(f.module_us.known());
+  EXPECT_NEAR(f.module_us.value, 1.2, 0.05);
+  EXPECT_NEAR(f.input_us.value, 1.5, 0.05);
+  EXPECT_NEAR(f.dispatch_us[int(DispatchClass::kKernel)].value, 14.0, 0.2);
+  EXPECT_NEAR(f.dispatch_us[int(DispatchClass::kLibrary)].value, 15.0, 1.0);
+
+  // A chain of layers must say what it measured outside the generated code.
+  json bad = j;
+  bad["dispatch"].back().erase("outside_us");
+  Expected<Measurements> m2 = MeasurementsFromJson(bad);
+  ASSERT_FALSE(m2.ok());
+  EXPECT_NE(m2.status().message().find(".layers"), std::string::npos) << m2.status().message();
+  // Only torch.compile's default mode times the code outside a generated call.
+  json eager = j;
+  eager["dispatch"].back()["framework"] = "pytorch-eager";
+  eager["dispatch"].back().erase("layers");
+  eager["dispatch"].back().erase("graph_inputs");
+  Expected<Measurements> m3 = MeasurementsFromJson(eager);
+  ASSERT_FALSE(m3.ok());
+  EXPECT_NE(m3.status().message().find(".outside_us"), std::string::npos) << m3.status().message();
+}
+
 }  // namespace

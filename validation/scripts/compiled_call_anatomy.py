@@ -12,7 +12,9 @@ CPU time of a call is taken by the host clock from its start to its return, with
 synchronize after the clock stops (no profiler attached): the GPU is idle when each call
 starts, so no launch waits for it. A kind's cost per statement is (variant - original) / count.
 The compiled module as users call it (guards, AOTAutograd's wrappers, then `call`) is timed the
-same way, so that the cost outside `call` shows too.
+same way, so that the cost outside `call` shows too; the census of Dynamo's guards (how many of
+each type, and one check of them timed by itself) and of the model's modules by class say
+where that cost comes from.
 
 The variants are visited in shuffled rounds, --calls calls each visit, and each variant's
 samples pooled: the CPU of a host has been seen to switch between two speeds within about a
@@ -28,6 +30,7 @@ Usage (GPU host): python3 validation/scripts/compiled_call_anatomy.py --out anat
 them, for what each layer type costs outside the generated call.)
 """
 import argparse
+import collections
 import json
 import os
 import random
@@ -263,9 +266,59 @@ def one(name, batch, rounds, calls, explain=False, kinds=KINDS):
             for k, n in doubled.items() if n}
         rec["outside_call_us"] = {s: round(rec["cpu_us"]["compiled_module"][s] - base[s], 2)
                                   for s in ("p20", "median")}
+        try:
+            rec["guards"] = guard_census(torch, m, xs)
+        except Exception as e:  # noqa: BLE001 - the timing above stands without it
+            rec["guards"] = {"error": repr(e)[:300]}
+        rec["modules"] = dict(sorted(collections.Counter(type(x).__name__ for x in m.modules()).items(),
+                                     key=lambda kv: -kv[1]))
         if explain:
             rec["explained"] = explain_outside(torch, cm, xs, mods["original"].call, args)
     return rec
+
+
+def guard_census(torch, m, xs, calls=200):
+    """Dynamo's guards on the compiled frame: how many leaf guards of each type its guard tree
+    holds, and what one check of the whole tree costs the CPU (its C++ check called directly with
+    the frame's locals, `calls` times, median of five batches). Read through Dynamo's debugging
+    accessors; where a version lacks them, the error is recorded instead."""
+    from torch._dynamo.eval_frame import _debug_get_cache_entry_list
+    out = {"inline_inbuilt_nn_modules": bool(getattr(torch._dynamo.config, "inline_inbuilt_nn_modules", False))}
+    frames = {"forward": (type(m).forward.__code__, {"self": m, **{f"x{i}": x for i, x in enumerate(xs)}}),
+              "_call_impl": (torch.nn.Module._call_impl.__code__, {"self": m, "args": xs, "kwargs": {}}),
+              "_wrapped_call_impl": (torch.nn.Module._wrapped_call_impl.__code__,
+                                     {"self": m, "args": xs, "kwargs": {}})}
+    for name, (code, f_locals) in frames.items():
+        entries = _debug_get_cache_entry_list(code)
+        if not entries:
+            continue
+        gm = entries[0].guard_manager
+        kinds, managers = {}, 0
+        stack = [getattr(gm, "root", gm)]
+        while stack:
+            node = stack.pop()
+            managers += 1
+            for g in node.get_leaf_guards():
+                kinds[type(g).__name__] = kinds.get(type(g).__name__, 0) + 1
+            stack += list(node.get_child_managers())
+        rec = {"cache_entries": len(entries), "managers": managers, "leaf_guards": sum(kinds.values()),
+               "leaf_guards_by_type": dict(sorted(kinds.items(), key=lambda kv: -kv[1]))}
+        try:
+            if name == "forward":  # the frame's own argument names
+                names = code.co_varnames[:code.co_argcount]
+                f_locals = {"self": m, **dict(zip(names[1:], xs))}
+            rec["check_passes"] = bool(gm.check(f_locals))
+            batches = []
+            for _ in range(5):
+                t0 = time.perf_counter()
+                for _ in range(calls):
+                    gm.check(f_locals)
+                batches.append((time.perf_counter() - t0) / calls * 1e6)
+            rec["check_us"] = round(statistics.median(batches), 3)
+        except Exception as e:  # noqa: BLE001 - a version without the accessor records why
+            rec["check_error"] = repr(e)[:200]
+        out[name] = rec
+    return out
 
 
 def explain_outside(torch, cm, xs, call, args, calls=50):
