@@ -202,8 +202,10 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
         "torch-compile: the compiled call's CPU cost is priced from the bench's compiled chains of "
         "Triton kernels and library calls; whole models' compiled calls have mostly cost the CPU more "
         "than those chains (1.1-1.9x on a fast H200 host), so a framework-bound point of this mode "
-        "is likely short; the difference is outside the generated code, mostly Dynamo's guards "
-        "(0.2-0.9 ms a call on most calibration models; docs/how-it-works.md, Limits)");
+        "is likely short; most of the difference is outside the generated code (0.2-0.9 ms a call "
+        "on most calibration models, of which Dynamo's guard check is under 0.05 ms; the bench's "
+        "chains of layers price part of it per module), and a launch costs more in deeper models "
+        "(docs/how-it-works.md, Limits)");
   if (framework == Framework::kTorchCompile && f->input_us.known()) {
     rp.input_us = f->input_us.value;
     rp.input_se = SeOr0(f->input_us);
