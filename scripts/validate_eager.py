@@ -290,6 +290,45 @@ def run_isolated(a, names):
     return 0
 
 
+def fold_parts(out):
+    """Folds into `out` what per-model processes of --isolate wrote to their part files
+    (OUT.MODEL.part.json) and no merge took in: what a run killed in the middle of a model
+    (a campaign's deadline) leaves, since the parent merges a model's rows only when its process
+    ends. Each part's rows for points `out` lacks are appended, its model recorded as a failure
+    that says the run was interrupted and its rows kept, and the part removed; a part that
+    cannot be read is left where it is and named. Returns how many rows were folded in."""
+    import glob
+    parts = sorted(glob.glob(glob.escape(out) + ".*.part.json"))
+    if not parts:
+        return 0
+    doc = json.load(open(out)) if os.path.exists(out) else {
+        "schema_version": 1, "kind": "ftax-validation-measurements", "rows": [], "failures": []}
+    have = {tuple(r.get(k) for k in POINT_KEY) for r in doc.get("rows", [])}
+    folded = 0
+    for part in parts:
+        try:
+            one = json.load(open(part))
+        except (OSError, ValueError) as e:
+            print(f"validate_eager.py: {part}: not folded in, unreadable ({e})", file=sys.stderr)
+            continue
+        model = os.path.basename(part)[len(os.path.basename(out)) + 1:-len(".part.json")]
+        for key in ("host", "mode", "timing"):
+            if key in one:
+                doc.setdefault(key, one[key])
+        new = [r for r in one.get("rows", []) if tuple(r.get(k) for k in POINT_KEY) not in have]
+        doc.setdefault("rows", []).extend(new)
+        doc.setdefault("failures", []).extend(one.get("failures", []))
+        doc["failures"].append({"model": model, "error": "the run was interrupted while this model was measured; "
+                                f"the {len(new)} row(s) its process wrote are kept"})
+        have |= {tuple(r.get(k) for k in POINT_KEY) for r in new}
+        folded += len(new)
+        with open(out + ".tmp", "w") as f:
+            json.dump(doc, f, indent=1)
+        os.replace(out + ".tmp", out)
+        os.remove(part)
+    return folded
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--out", required=True)
@@ -325,6 +364,9 @@ def main():
     ap.add_argument("--models-dir", default="",
                     help="where export_torchscript.py wrote NAME.PRECISION.pt: rows then name that file "
                          "and their inputs, so ftax can predict from the trace (models without an arch spec)")
+    ap.add_argument("--fold-parts", action="store_true",
+                    help="measure nothing: fold into --out the rows of the part files a run killed in the "
+                         "middle of a model left (OUT.MODEL.part.json), then exit")
     ap.add_argument("--isolate", action=argparse.BooleanOptionalAction, default=True,
                     help="measure each model in a Python process of its own (default), so that a "
                          "failed CUDA graph capture, which can leave CUDA's random-number state "
@@ -336,6 +378,10 @@ def main():
                     help="with --isolate: seconds one model's process may run before it is killed "
                          "and its points recorded as failures (0: no limit)")
     a = ap.parse_args()
+    if a.fold_parts:
+        n = fold_parts(a.out)
+        print(f"validate_eager.py: {n} row(s) of interrupted models folded into {a.out}", file=sys.stderr)
+        return 0
     names = a.models.split(",")
     if a.isolate and len(names) > 1:
         return run_isolated(a, names)

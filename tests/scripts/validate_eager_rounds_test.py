@@ -141,5 +141,52 @@ class ChildProcessOptionsTest(unittest.TestCase):
         self.assertEqual(validate_eager.in_process_rounds(0, 0), 1)
 
 
+class FoldPartsTest(unittest.TestCase):
+    """A run killed in the middle of a model (a campaign's deadline) leaves that model's rows in
+    its part file: --fold-parts keeps them."""
+
+    def row(self, model, batch, framework="pytorch-eager"):
+        return {"model": model, "precision": "fp16", "batch": batch, "framework": framework,
+                "latency_ms": {"median": 1.0 + batch}}
+
+    def test_folds_the_rows_of_an_interrupted_model_and_keeps_what_was_merged(self):
+        import json
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "validation_eager.json")
+            with open(out, "w") as f:
+                json.dump({"schema_version": 1, "kind": "ftax-validation-measurements",
+                           "rows": [self.row("a", 1)], "failures": []}, f)
+            with open(out + ".b.part.json", "w") as f:
+                json.dump({"rows": [self.row("b", 1), self.row("b", 8), self.row("a", 1)],
+                           "failures": [{"model": "b", "error": "graph capture failed"}],
+                           "host": {"gpu": "H200"}}, f)
+            with open(out + ".c.part.json", "w") as f:
+                f.write("{\"rows\": [")  # cut off while it was written
+            self.assertEqual(validate_eager.fold_parts(out), 2)
+            doc = json.load(open(out))
+            self.assertEqual([(r["model"], r["batch"]) for r in doc["rows"]], [("a", 1), ("b", 1), ("b", 8)])
+            self.assertEqual(doc["host"], {"gpu": "H200"})
+            errors = [(f["model"], f["error"]) for f in doc["failures"]]
+            self.assertIn(("b", "graph capture failed"), errors)
+            self.assertTrue(any(m == "b" and "interrupted" in e and "2 row(s)" in e for m, e in errors))
+            self.assertFalse(os.path.exists(out + ".b.part.json"))
+            self.assertTrue(os.path.exists(out + ".c.part.json"))  # unreadable: left for a person
+
+    def test_an_interrupted_first_model_still_gives_a_result_file(self):
+        import json
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "validation_eager.json")
+            self.assertEqual(validate_eager.fold_parts(out), 0)  # nothing to fold: no file made
+            self.assertFalse(os.path.exists(out))
+            with open(out + ".resnet101.part.json", "w") as f:
+                json.dump({"rows": [self.row("resnet101", 1, "torch-compile")], "failures": []}, f)
+            self.assertEqual(validate_eager.fold_parts(out), 1)
+            doc = json.load(open(out))
+            self.assertEqual(doc["kind"], "ftax-validation-measurements")
+            self.assertEqual(doc["rows"][0]["framework"], "torch-compile")
+
+
 if __name__ == "__main__":
     unittest.main()

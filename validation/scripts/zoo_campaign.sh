@@ -43,7 +43,7 @@
 # (torchscript,cuda-graph: what `ftax validate` runs from the trace; CUDA graphs captured from
 # the eager module are always measured), DEADLINE_S (520): seconds the whole campaign may take;
 # each stage gets what is left (a stage cut short keeps the rows it wrote: both write as they
-# go); WORKER_TIMEOUT_S (90): one `ftax validate` worker; MODEL_TIMEOUT_S (60): one model's
+# go, and the eager stage's model in progress keeps its rows too, folded in from its part file); WORKER_TIMEOUT_S (90): one `ftax validate` worker; MODEL_TIMEOUT_S (60): one model's
 # Python eager process; EAGER_GRAPHS (1): 0 measures Python eager alone, without CUDA graphs
 # captured from the eager module; EAGER_ARGS: more options of validate_eager.py; PASS: suffix
 # of the eager result (eager$PASS.json), for a second pass minutes later, e.g. STAGES=eager
@@ -114,6 +114,10 @@ if [[ $stages == *,eager,* ]]; then
     validation/scripts/gpu_campaign.sh eager || log "eager stage ended with $?"
 fi
 ev="$out/validation_eager${PASS:-}.json"
+# A deadline that cut a model short leaves the rows its process wrote in a part file: keep them.
+if [[ $stages == *,eager,* ]] && compgen -G "$ev.*.part.json" > /dev/null; then
+  python3 scripts/validate_eager.py --out "$ev" --fold-parts || log "folding the interrupted model's rows failed"
+fi
 [ -f "$ev" ] && python3 validation/scripts/keep_traces.py "$ev" --models-out "$out/models"
 [ -f "$ev" ] && mv "$ev" "$out/eager${PASS:-}.json"
 # One archive for the traces: a device call returns at most 8 files.
