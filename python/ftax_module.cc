@@ -152,6 +152,12 @@ py::dict PointDict(const ftax::PredictionPoint& p) {
     inputs["ms"] = py::float_(p.graph_input_ms);
     d["graph_inputs"] = std::move(inputs);
   }
+  if (p.module_ms > 0) {  // torch.compile's default mode: the modules outside the generated code
+    py::dict modules;
+    modules["modules"] = py::int_(p.module_calls);
+    modules["ms"] = py::float_(p.module_ms);
+    d["modules"] = std::move(modules);
+  }
   return d;
 }
 

@@ -55,7 +55,8 @@ def predict(model, profile="h200", framework="cuda-graph", precision="fp16", bat
     latency_ms, interval_ms (p10, p90), framework_ms (sync_wait_ms of it: the CPU waiting for
     the GPU at copies of CPU tensors to it), compute_ms, bound, gpu_util, kernels, dispatches,
     unpriced_ops; under torch.compile's default mode, where the profile prices them,
-    graph_inputs (tensors: the tensors of model state the compiled call takes; ms: their cost)."""
+    graph_inputs (tensors: the tensors of model state the compiled call takes; ms: their cost)
+    and modules (modules: the model's modules; ms: what they cost outside the generated code)."""
     if isinstance(model, str) and not crossover:
         p = _loaded_profile(profile)
         if p is not None:

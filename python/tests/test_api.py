@@ -60,12 +60,13 @@ def test_every_framework_of_the_cli_is_predicted_as_the_cli_predicts_it():
         ftax.predict(SPEC, profile="h200", framework="tensorflow", dims={"seq": 128})
 
 
-def test_a_compiled_point_says_what_its_graph_inputs_cost_as_the_cli_does(tmp_path):
+def test_a_compiled_point_says_what_its_graph_inputs_and_modules_cost_as_the_cli_does(tmp_path):
     # h200's profile with a price per tensor of model state, as a bench with the chain of
     # parameters writes it: ResNet-18's 20 batch norms pass 80 tensors to the compiled call.
     with open(os.path.join(ROOT, "data", "profiles", "h200.json")) as f:
         prof = json.load(f)
     prof["frameworks"]["torch-compile"]["input_us"] = {"value": 2.0, "stderr": 0.1, "unit": "us"}
+    prof["frameworks"]["torch-compile"]["module_us"] = {"value": 0.5, "stderr": 0.1, "unit": "us"}
     path = str(tmp_path / "h200-inputs.json")
     with open(path, "w") as f:
         json.dump(prof, f)
@@ -75,11 +76,15 @@ def test_a_compiled_point_says_what_its_graph_inputs_cost_as_the_cli_does(tmp_pa
     assert by["torch-compile"]["graph_inputs"]["tensors"] == 80
     assert by["torch-compile"]["graph_inputs"]["ms"] == pytest.approx(0.16, rel=1e-9)
     assert "graph_inputs" not in by["pytorch-eager"]
+    modules = by["torch-compile"]["modules"]
+    assert modules["ms"] == pytest.approx(modules["modules"] * 0.5e-3, rel=1e-9)
+    assert "modules" not in by["pytorch-eager"]
     out = subprocess.run([FTAX, "predict", "--arch", "resnet:depth=18", "--profile", path,
                           "--framework", "torch-compile", "--format", "json"],
                          capture_output=True, text=True, check=True).stdout
     cli = json.loads(out)["predictions"][0]
     assert cli["graph_inputs"] == by["torch-compile"]["graph_inputs"]
+    assert cli["modules"] == modules
 
 
 def test_deeper_is_slower_and_a_reused_model_gives_the_same_answer():

@@ -29,6 +29,10 @@ json PointJson(const PredictionPoint& p) {
           {"compute_ms_by_class", cls}};
   if (p.sync_wait_ms > 0) j["sync_wait_ms"] = p.sync_wait_ms;
   if (p.graph_inputs > 0) j["graph_inputs"] = {{"tensors", p.graph_inputs}, {"ms", p.graph_input_ms}};
+  if (p.framework == Framework::kTorchCompile) {
+    j["call_ms"] = p.call_ms;
+    if (p.module_ms > 0) j["modules"] = {{"modules", p.module_calls}, {"ms", p.module_ms}};
+  }
   if (!p.op_framework_ms.empty()) {
     json ops = json::object();
     for (const auto& [op, v] : p.op_framework_ms) ops[op] = {{"ms", v.first}, {"ops", v.second}};
@@ -105,7 +109,21 @@ std::string OpFrameworkLine(const PredictionPoint& p) {
                      std::to_string(p.batch) + ": ";
   for (size_t i = 0; i < by_time.size() && i < 6; ++i) line += (i ? ", " : "") + by_time[i].second;
   if (by_time.size() > 6) line += ", ...";
-  return line + "; " + Fixed(total, 3) + " of " + Fixed(p.framework_ms, 3) + " ms\n";
+  line += "; " + Fixed(total, 3) + " of " + Fixed(p.framework_ms, 3) + " ms";
+  if (p.framework == Framework::kTorchCompile) {
+    // The compiled call's other parts: its Triton kernels (priced by class), the call itself,
+    // the graph's inputs and, outside the generated code, the modules.
+    int by_op = 0;
+    for (const auto& [op, v] : p.op_framework_ms) by_op += v.second;
+    const double rest = p.framework_ms - total - p.call_ms - p.graph_input_ms - p.module_ms;
+    line += "; the rest: other dispatches " + Fixed(std::max(0.0, rest), 3) + " ms (" +
+            std::to_string(std::max(0, p.dispatches - by_op)) + "), the call " + Fixed(p.call_ms, 3) + " ms";
+    if (p.graph_inputs > 0)
+      line += ", " + std::to_string(p.graph_inputs) + " graph inputs " + Fixed(p.graph_input_ms, 3) + " ms";
+    if (p.module_ms > 0)
+      line += ", " + std::to_string(p.module_calls) + " modules outside the generated code " + Fixed(p.module_ms, 3) + " ms";
+  }
+  return line + "\n";
 }
 
 // The point's framework, precision and batch: "pytorch-eager fp16 batch 8".

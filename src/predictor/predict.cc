@@ -58,6 +58,8 @@ Expected<PredictionPoint> PredictWork(const WorkList& work, const HostProfile& p
   if (framework == Framework::kTorchCompile) {
     p.graph_inputs = work.graph_inputs;
     p.graph_input_ms = rp->input_us * work.graph_inputs / 1e3;
+    p.module_ms = rp->module_us * work.module_calls / 1e3;
+    p.call_ms = rp->call_us / 1e3;
   }
   for (int c = 0; c < kNumKernelClasses; ++c) p.class_ms[c] = t.class_us[c] / 1e3;
   for (const auto& [op, v] : OpFrameworkUs(work, rp.value())) p.op_framework_ms[op] = {v.first / 1e3, v.second};

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <fstream>
 #include <set>
 #include <string>
 
@@ -78,6 +79,49 @@ TEST(PredictCliTest, PerOpCostsSayWhereTheCpuTimeGoes) {
                             "--framework pytorch-eager --precision fp16 --batch 1");
   ASSERT_EQ(by_class.rc, 0);
   EXPECT_EQ(by_class.out.find("CPU time by op type"), std::string::npos);
+}
+
+// torch.compile's default mode says where the rest of its call's CPU time goes besides the
+// library calls priced by op type: its other dispatches (Triton kernels), the call, the graph's
+// inputs and the modules outside the generated code, which with the op types add up to the
+// point's framework time; the JSON carries the same parts.
+TEST(PredictCliTest, TheDefaultModeSaysWhatItsCallCostsBesidesItsOps) {
+  nlohmann::json prof = nlohmann::json::parse(ftax::testing::SlurpFile(std::string(FTAX_SOURCE_DIR) +
+                                                        "/validation/h200/2026-11-26aw/profile-refined.json"));
+  auto& tc = prof["frameworks"]["torch-compile"];
+  tc["module_us"] = {{"value", 1.0}, {"stderr", 0.1}, {"unit", "us"}};
+  tc["input_us"] = {{"value", 0.5}, {"stderr", 0.05}, {"unit", "us"}};
+  char path[] = "/tmp/ftax-profile-XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  std::ofstream(path) << prof.dump();
+  const std::string cmd = std::string("predict --arch resnet:depth=50 --profile ") + path +
+                          " --framework torch-compile --precision fp16 --batch 1";
+  CliRun r = RunFtax(cmd + " --format json");
+  CliRun text = RunFtax(cmd);
+  std::remove(path);
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  const nlohmann::json doc = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(doc.contains("predictions")) << r.out;
+  const nlohmann::json& p = doc["predictions"][0];
+  ASSERT_TRUE(p.contains("graph_inputs") && p["graph_inputs"].is_object()) << p.dump();
+  ASSERT_TRUE(p.contains("modules") && p.contains("framework_ms_by_op")) << p.dump();
+  const int modules = p["modules"]["modules"].get<int>(), inputs = p["graph_inputs"]["tensors"].get<int>();
+  EXPECT_GT(modules, 100);  // ResNet-50's modules, counted from its layers
+  EXPECT_NEAR(p["modules"]["ms"].get<double>(), modules * 1.0e-3, 1e-9);
+  EXPECT_NEAR(p["graph_inputs"]["ms"].get<double>(), inputs * 0.5e-3, 1e-9);
+  double ops = 0;
+  for (const auto& [op, v] : p["framework_ms_by_op"].items()) ops += v["ms"].get<double>();
+  const double parts = ops + p["call_ms"].get<double>() + p["graph_inputs"]["ms"].get<double>() +
+                       p["modules"]["ms"].get<double>();
+  EXPECT_LT(parts, p["framework_ms"].get<double>());  // the Triton kernels are the rest
+  ASSERT_EQ(text.rc, 0) << text.out;
+  EXPECT_NE(text.out.find("; the rest: other dispatches "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find(std::to_string(modules) + " modules outside the generated code " +
+                          std::to_string(modules * 1.0e-3).substr(0, 5) + " ms"),
+            std::string::npos)
+      << text.out;
 }
 
 // --kernels says where the GPU time goes: every group of equal kernels (op type, class, shape)
