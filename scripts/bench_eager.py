@@ -157,7 +157,8 @@ def compile_rows(torch, dev, fw, mode, quick, timed, gauged):
         return make
 
     # Tensors each chain's compiled graph takes besides its input (the library chain's matrix,
-    # the parameter and module chains' four per kernel), and the modules a chain nests.
+    # the parameter chain's four per kernel); a chain of layers counts its own from the
+    # generated code.
     graph_inputs = {"kernel": lambda n: 0, "view": lambda n: 0, "library": lambda n: 1, "param": lambda n: 4 * n}
     rows = []
     chains = [("kernel", kernel_chain, ns), ("view", view_chain, ns), ("library", library_chain, ns),
