@@ -211,7 +211,7 @@ def compile_rows(torch, dev, fw, mode, quick, timed, gauged):
                     continue  # a chain of layers prices nothing but its time outside the generated code
                 if cls.startswith("layers:"):
                     row.update({"layers": cls.split(":")[1], "modules": len(list(model.modules())),
-                                "graph_inputs": outside["graph_inputs"] if outside else 0})
+                                "graph_inputs": outside["graph_inputs"]})
                 else:
                     row.update({"modules": 0, "graph_inputs": graph_inputs[cls](n)})
                 if outside:
