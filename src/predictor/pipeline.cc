@@ -197,7 +197,19 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
                         ".call_us is null");
   rp.call_us = f->call_us.value;
   rp.call_se = SeOr0(f->call_us);
-  if (framework == Framework::kTorchCompile)
+  // A bench with chains of real layers prices the modules outside the generated code as well
+  // (module_us > 0); one without them leaves that cost out, and its prices come out short.
+  const bool priced_outside = framework == Framework::kTorchCompile && f->module_us.known() &&
+                              f->module_us.value > 0;
+  if (framework == Framework::kTorchCompile && priced_outside)
+    rp.notes.push_back(
+        "torch-compile: the compiled call's CPU cost is priced from the bench's compiled chains, "
+        "with what a call costs outside the generated code for each graph input and each module "
+        "(chains of real layers); with such a bench, models never seen came within 15% on an H200 "
+        "whose CPU held its speed (14 of 14 points) and short on one whose CPU ran slow (0 of 4), "
+        "and a process can pay up to 2-3 ms more outside the generated code for some models, a "
+        "state of the process that no feature of the model predicts (docs/how-it-works.md, Limits)");
+  if (framework == Framework::kTorchCompile && !priced_outside)
     rp.notes.push_back(
         "torch-compile: the compiled call's CPU cost is priced from the bench's compiled chains of "
         "Triton kernels and library calls; whole models' compiled calls have mostly cost the CPU more "

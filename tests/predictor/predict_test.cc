@@ -68,6 +68,30 @@ TEST(PredictTest, ACompiledPointSaysWhatItsGraphInputsCost) {
   }
 }
 
+// A bench with chains of real layers prices the modules outside the generated code: the note
+// no longer says the price is likely short, and says what a process can still pay beyond it.
+TEST(PredictTest, ADefaultModePriceWithModulesSaysSoInsteadOfLikelyShort) {
+  HostProfile prof = testing::SyntheticProfile();
+  prof.frameworks.at("torch-compile").input_us = Param::Of(1.3, 0.1);
+  prof.frameworks.at("torch-compile").module_us = Param::Of(0.7, 0.1);
+  PredictRequest req;
+  req.frameworks = {Framework::kTorchCompile};
+  req.precisions = {DType::kFloat16};
+  req.batches = {1};
+  req.interval_samples = 0;
+  auto resnet = [](int64_t b) { return BuildArchGraph("resnet:depth=18", {{"batch", b}}, ArchFlavor::kTorch); };
+  Expected<PredictionReport> r = PredictSweep(resnet, prof, req);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  int priced = 0;
+  for (const std::string& n : r->notes) {
+    EXPECT_EQ(n.find("likely short"), std::string::npos) << n;
+    if (n.find("outside the generated code for each graph input and each module") != std::string::npos) ++priced;
+  }
+  EXPECT_EQ(priced, 1);
+  ASSERT_EQ(r->points.size(), 1u);
+  EXPECT_GT(r->points[0].module_ms, 0);  // and the modules are priced in the point
+}
+
 TEST(PredictTest, CrossoverIsTheFirstComputeBoundBatch) {
   // Slow dispatch, slow GPU: crossover exists; check it against a brute-force scan.
   HostProfile prof = testing::SyntheticProfile(/*dispatch_us=*/20, /*gemm_tflops=*/50);

@@ -25,7 +25,8 @@ each call outside the clock, so the GPU is idle when each call starts. No profil
 while timing. One JSON object per model is written to --out as it finishes.
 
 Usage (GPU host): python3 validation/scripts/compiled_call_waits.py --out waits.json \
-    --models convnext_tiny,convnext_small,regnet_y_400mf [--rounds 8] [--calls 20]
+    --models convnext_tiny,convnext_small,regnet_y_400mf [--rounds 8] [--calls 20] [--light]
+Anywhere: compiled_call_waits.py --summarize waits.json[.xz]  (a --light run's table by CPU state)
 """
 import argparse
 import gc
@@ -83,6 +84,59 @@ def gc_callback(phase, info):
         GC["t0"] = None
 
 
+def parts(t0, t1, marks):
+    """A call from t0 to t1 (seconds) split by the compiled graph's marks into the microseconds
+    before its first entry, from that entry to its last exit, and after; None without both."""
+    ins = [t for e, t in marks if e == "in"]
+    outs = [t for e, t in marks if e == "out"]
+    if not ins or not outs:
+        return None
+    return {"before": (ins[0] - t0) * 1e6, "inside": (outs[-1] - ins[0]) * 1e6, "after": (t1 - outs[-1]) * 1e6}
+
+
+def by_state(visits, fast_below=4.3, slow_above=4.8):
+    """Rounds whose four gauge readings (before and after the generated call's visit and the
+    compiled module's) were all under fast_below µs (the fast state) or all over slow_above (the
+    slow state); per state, the number of rounds and the medians of the generated call, the
+    compiled module, the time outside (their difference) and its parts before the compiled graph
+    and in it around the generated call."""
+    rounds = {}
+    for v in visits:
+        rounds.setdefault(v["round"], {})[v["variant"]] = v
+    out = {}
+    for r in rounds.values():
+        g, c = r.get("generated_call"), r.get("compiled_module")
+        if not g or not c or "inside_median_us" not in c:
+            continue
+        gauges = [g["gauge_before_us"], g["gauge_after_us"], c["gauge_before_us"], c["gauge_after_us"]]
+        state = "fast" if max(gauges) < fast_below else "slow" if min(gauges) > slow_above else None
+        if state:
+            out.setdefault(state, []).append((g["wall_median_us"], c["wall_median_us"], c["before_median_us"],
+                                              c["inside_median_us"]))
+    table = {}
+    for state, rows in out.items():
+        gen, cm, before, inside = (statistics.median(col) for col in zip(*rows))
+        table[state] = {"rounds": len(rows), "generated_call_us": round(gen), "compiled_module_us": round(cm),
+                        "outside_us": round(cm - gen), "before_us": round(before),
+                        "inside_around_call_us": round(inside - gen)}
+    return table
+
+
+def summarize(path):
+    """Prints by_state() for every model of a --light run's JSON (.json or .json.xz)."""
+    import lzma
+    with (lzma.open(path, "rt") if path.endswith(".xz") else open(path)) as f:
+        rows = json.load(f)["rows"]
+    print("| model | state, rounds | generated call, µs | compiled module, µs | outside, µs | before the compiled graph | in it, around the generated call |")
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        if "error" in r or "visits" not in r:
+            continue
+        for state, t in sorted(by_state(r["visits"]).items()):
+            print(f"| {r['model']} | {state}, {t['rounds']} | {t['generated_call_us']:,} | {t['compiled_module_us']:,} | "
+                  f"{t['outside_us']:,} | {t['before_us']:,} | {t['inside_around_call_us']:,} |")
+
+
 def timed(torch, fn, args_fn, calls, rec, no_gc=False):
     for _ in range(calls):
         a = args_fn()
@@ -100,12 +154,10 @@ def timed(torch, fn, args_fn, calls, rec, no_gc=False):
         torch.cuda.synchronize()
         rec["wall"].append((t1 - t0) * 1e6)
         rec["cpu"].append((c1 - c0) * 1e6)
-        ins = [t for e, t in MARKS if e == "in"]
-        outs = [t for e, t in MARKS if e == "out"]
-        if ins and outs:
-            rec["before"].append((ins[0] - t0) * 1e6)
-            rec["inside"].append((outs[-1] - ins[0]) * 1e6)
-            rec["after"].append((t1 - outs[-1]) * 1e6)
+        split = parts(t0, t1, MARKS)
+        if split:
+            for f, us in split.items():
+                rec[f].append(us)
 
 
 def one(name, batch, rounds, calls, light=False):
@@ -199,8 +251,10 @@ def one(name, batch, rounds, calls, light=False):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--models", required=True, help="comma list of zoo models (scripts/model_zoo.py)")
+    ap.add_argument("--out", help="the JSON to write (required unless --summarize)")
+    ap.add_argument("--models", help="comma list of zoo models (scripts/model_zoo.py)")
+    ap.add_argument("--summarize", metavar="JSON",
+                    help="print the fast- and slow-state table of a --light run's JSON and exit")
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--rounds", type=int, default=8)
     ap.add_argument("--calls", type=int, default=20)
@@ -208,6 +262,11 @@ def main():
                     help="time only the generated call and the compiled module (more rounds in the "
                          "same time, for how each follows the CPU gauge visit by visit)")
     a = ap.parse_args()
+    if a.summarize:
+        summarize(a.summarize)
+        return
+    if not a.out or not a.models:
+        ap.error("--out and --models are required (or --summarize JSON)")
     try:
         wrap_compiled_graph()
     except Exception as e:  # noqa: BLE001 - the other readings stand without the marks
