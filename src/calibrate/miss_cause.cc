@@ -36,15 +36,19 @@ MissCause ExplainMiss(const MissEvidence& e) {
       return c;
     }
   }
-  // Far more kernels than the graph holds: the prediction priced another program.
+  // Far more kernels than the graph holds: the prediction priced another program. Memsets
+  // do not count: a library's (cuDNN's around a grouped convolution) are GPU work of a
+  // microsecond each, not another program.
   constexpr double kExtraShare = 1.15, kExtraKernels = 10;
-  if (e.measured_ms > e.predicted_ms && e.predicted_kernels > 0 &&
-      e.measured_kernels >= kExtraShare * e.predicted_kernels &&
-      e.measured_kernels - e.predicted_kernels >= kExtraKernels) {
-    char b[300];
-    std::snprintf(b, sizeof(b), "%.0f kernels ran a call where %.0f are predicted: work the priced graph does not "
-                  "hold (a branch on a tensor's value, a graph break) or kernels a library adds",
-                  e.measured_kernels, e.predicted_kernels);
+  const double kernels = e.measured_kernels - std::max(0.0, e.measured_memsets);
+  if (e.measured_ms > e.predicted_ms && e.predicted_kernels > 0 && e.measured_kernels > 0 &&
+      kernels >= kExtraShare * e.predicted_kernels && kernels - e.predicted_kernels >= kExtraKernels) {
+    char b[320];
+    char memsets[64] = "";
+    if (e.measured_memsets > 0) std::snprintf(memsets, sizeof(memsets), " (%.0f without memsets)", kernels);
+    std::snprintf(b, sizeof(b), "%.0f kernels%s ran a call where %.0f are predicted: work the priced graph "
+                  "does not hold (a branch on a tensor's value, a graph break) or kernels a library adds",
+                  e.measured_kernels, memsets, e.predicted_kernels);
     c.kind = "unpredicted kernels";
     c.detail = b;
     return c;

@@ -6,9 +6,9 @@
 // measured slower than predicted while the process's own probe (the chain of small adds timed
 // before it, scripts/validate_eager.py) ran at least 1.25x the bench's cost for the same chain
 // is put on the process instead: "slow process". A point measured slower than predicted that
-// launched over 15% more kernels than predicted (and at least 10 more) is put on them:
-// "unpredicted kernels", work the priced graph does not hold (a branch on a tensor's value that
-// the trace fixed, a graph break, a cache that grows) or kernels a library adds.
+// launched over 15% more kernels than predicted (and at least 10 more), memsets aside, is put
+// on them: "unpredicted kernels", work the priced graph does not hold (a branch on a tensor's
+// value that the trace fixed, a graph break, a cache that grows) or kernels a library adds.
 //
 //   MissEvidence e; e.measured_ms = ...; e.predicted_ms = ...; ...
 //   MissCause c = ExplainMiss(e);   // c.kind: "host drift", "unpredicted kernels", "slow process",
@@ -34,6 +34,9 @@ struct MissEvidence {
   double host_probe_us = -1, bench_probe_us = -1;
   // GPU kernels a call launched, measured (CUPTI) and predicted; 0: unknown.
   double measured_kernels = 0, predicted_kernels = 0;
+  // Of the measured ones, the memsets (the PyTorch profiler's records count them with the
+  // kernels; a library's own, cuDNN's around a grouped convolution, are not in the priced graph).
+  double measured_memsets = 0;
 };
 
 struct MissCause {

@@ -196,6 +196,10 @@ Expected<ValidationReport> CompareMeasurements(const json& measured, const HostP
       for (const auto& [name, v] : m["kernels"].items()) {
         if (!v.is_array() || v.size() < 2) continue;
         double ms = v[1].get<double>() / 1e3;
+        // The profiler's "Memset (Device)" records, and a replayed graph's memset nodes, which
+        // CUPTI names as kernels ("memset32").
+        if ((name.rfind("Memset", 0) == 0 || name.rfind("memset", 0) == 0) && v[0].is_number())
+          r.measured_memsets += v[0].get<double>();
         auto c = ClassifyKernelName(name);
         if (c) r.measured_class_ms[int(*c)] += ms;
         else r.unclassified_ms += ms;
@@ -261,6 +265,7 @@ Expected<ValidationReport> CompareMeasurements(const json& measured, const HostP
       e.visit_medians_ms = r.visit_medians_ms;
       e.measured_kernels = r.measured_kernels;
       e.predicted_kernels = r.predicted.kernels;
+      e.measured_memsets = r.measured_memsets;
       // Python eager's probe (validate_eager.py's) against the bench's Python chain. A C++
       // row's probe is not evidence of a slow visit: on host run as the same model measured
       // in either probe state ran at the same ratio to its prediction.
@@ -364,6 +369,7 @@ json ValidationReportToJson(const ValidationReport& r) {
                          {"measured_ms", v.measured_ms}, {"measured_p10_ms", v.measured_p10},
                          {"measured_p90_ms", v.measured_p90}, {"measured_kernel_ms", v.measured_kernel_ms},
                          {"measured_kernels", v.measured_kernels},
+                         {"measured_memsets", v.measured_memsets},
                          {"measured_gpu_span_ms", v.measured_gpu_span_ms >= 0 ? json(v.measured_gpu_span_ms) : json()},
                          {"measured_framework_ms", v.measured_framework_ms},
                          {"measured_bound", v.measured_bound},

@@ -53,6 +53,7 @@ struct ValidationRow {
   int64_t seq = 0;
   double measured_ms = 0, measured_p10 = 0, measured_p90 = 0;
   double measured_kernel_ms = 0, measured_kernels = 0, measured_framework_ms = 0;
+  double measured_memsets = 0;  // of measured_kernels, the memset records (a call's)
   // GPU span of one iteration (first kernel start to last kernel end; < 0: not recorded, runs
   // before 2026-11-23): span - kernel time is the GPU's idle time between kernels, latency -
   // span the launch and synchronize around them.

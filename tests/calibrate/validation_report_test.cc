@@ -2,6 +2,8 @@
 #include "calibrate/validation_report.h"
 #include "calibrate/profile_file.h"
 
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include "graph/arch_spec.h"
@@ -137,6 +139,45 @@ TEST(ValidationReportTest, MissesAndOnlyMissesCarryTheirCause) {
   Expected<ValidationReport> bad = CompareMeasurements({{"rows", {slow}}}, prof.value(), opt);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("host_probe_us"), std::string::npos) << bad.status().message();
+}
+
+// The memsets among a row's kernel records (the profiler's "Memset (Device)", a replayed graph's
+// "memset32") are counted apart and reach the report and its JSON; a miss that ran far more
+// records than predicted only because of them is not put on unpredicted kernels.
+TEST(ValidationReportTest, MemsetRecordsAreCountedApartFromKernels) {
+  Expected<HostProfile> prof = LoadHostProfile(std::string(FTAX_SOURCE_DIR) + "/validation/h200/2026-11-22b/profile.json");
+  ASSERT_TRUE(prof.ok()) << prof.status().message();
+  Expected<Graph> g = BuildArchGraph(kBert, {{"batch", 1}, {"seq", 128}}, ArchFlavor::kTorch);
+  ASSERT_TRUE(g.ok());
+  Expected<PredictionPoint> p =
+      PredictPoint(g.value(), prof.value(), Framework::kTorchscript, DType::kFloat16, 0, 1, nullptr);
+  ASSERT_TRUE(p.ok());
+  const double extra = std::ceil(0.5 * p->kernels);  // far past the 15% of an unpredicted program
+  auto row = [&](bool memsets) {
+    json kernels = {{"ampere_fp16_gemm", {double(p->kernels), 1e3 * p->compute_ms}}};
+    if (memsets) {  // the profiler's records, and a replayed graph's memset nodes
+      kernels["Memset (Device)"] = {extra - 2, extra - 2};
+      kernels["memset32"] = {2.0, 2.0};
+    } else {
+      kernels["void other_kernel<float>"] = {extra, extra};
+    }
+    return json{{"model", "bert-base"}, {"arch", kBert}, {"framework", "torchscript"}, {"precision", "fp16"},
+                {"batch", 1}, {"seq", 128},
+                {"latency_ms", {{"median", 1.6 * p->latency_ms}, {"p10", 1.6 * p->latency_ms}, {"p90", 1.6 * p->latency_ms}}},
+                {"kernel_ms", p->compute_ms}, {"kernels_per_iter", p->kernels + extra}, {"kernels", kernels}};
+  };
+  CompareOptions opt;
+  opt.interval_samples = 0;
+  Expected<ValidationReport> rep = CompareMeasurements({{"rows", {row(true), row(false)}}}, prof.value(), opt);
+  ASSERT_TRUE(rep.ok()) << rep.status().message();
+  ASSERT_EQ(rep->rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(rep->rows[0].measured_memsets, extra);
+  EXPECT_DOUBLE_EQ(rep->rows[1].measured_memsets, 0);
+  ASSERT_TRUE(rep->rows[0].miss.has_value() && rep->rows[1].miss.has_value());
+  EXPECT_NE(rep->rows[0].miss->kind, "unpredicted kernels") << rep->rows[0].miss->detail;
+  EXPECT_EQ(rep->rows[1].miss->kind, "unpredicted kernels") << rep->rows[1].miss->detail;
+  json j = ValidationReportToJson(rep.value());
+  EXPECT_DOUBLE_EQ(j["rows"][0]["measured_memsets"].get<double>(), extra);
 }
 
 }  // namespace
