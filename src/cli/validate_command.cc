@@ -465,9 +465,9 @@ void SetupValidateCommand(CLI::App& app) {
       "scripts/validate_eager.py. With --profile, print prediction vs measurement per point,\n"
       "the share within tolerance, bound agreement, crossover batches, and each miss with its\n"
       "likeliest cause (host drift; unpredicted kernels, when a point measured slow launched over 15%\n"
-      "more kernels than predicted; a slow process, when a Python eager row's host_probe_us, a chain\n"
-      "of adds timed before the point, ran 1.25x the bench's; framework overhead; or kernel time and the\n"
-      "class that moved).\n"
+      "more kernels than predicted, memsets aside; a slow process, when a Python eager row's\n"
+      "host_probe_us, a chain of adds timed before the point, ran 1.25x the bench's; framework\n"
+      "overhead; or kernel time and the class that moved).\n"
       "--refine prior --prior REFINED... predicts a host no model ran on with other hosts' scales.");
   cmd->add_option("model", o->models,
                   "TorchScript model file(s) to run (CUDA builds); several are measured in one sweep");
