@@ -21,7 +21,8 @@
 # alternate within seconds; host runs cb to cf visited once) and a short list: each model's
 # process compiles four times (two modes at two batches, 2-68 s each on an H200; DenseNet-169
 # and Swin-S take 48-68 s, past a 200 s process), so a call of about 520 s holds three to five
-# models (host run ce: 13 models in four calls, the first with the bench); a model cut by the
+# models (host run ce: 13 models in four calls, the first with the bench; host run cs, with
+# BENCH=none on a machine already started: two CNNs in 117 s, three in 150 s); a model cut by the
 # deadline before its kernel pass keeps its timed rows, which `ftax validate` does not compare.
 # It builds ftax if the carried binary does not run (in the background, while the part's models
 # are traced to TorchScript, which times nothing), benches the host (`ftax bench`, so that the
