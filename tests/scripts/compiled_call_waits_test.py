@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
 """validation/scripts/compiled_call_waits.py: a call split by the compiled graph's entry and exit
-marks, and the table by CPU state of a --light run (rounds whose four gauge readings are all
-fast or all slow; mixed rounds left out), on hand-made visits and on host run cr's stored run."""
+marks, the table by CPU state of a --light run (rounds whose four gauge readings are all fast or
+all slow; mixed rounds left out), on hand-made visits and on host run cr's stored run, and
+--processes: each model in fresh processes, a process that writes nothing recorded as such."""
+import argparse
 import contextlib
 import io
+import json
 import os
+import subprocess
 import sys
+import tempfile
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -68,6 +73,44 @@ class ByStateTest(unittest.TestCase):
             record = f.read()
         for line in out.splitlines()[2:]:
             self.assertIn(line, record)
+
+
+class ProcessesTest(unittest.TestCase):
+    def test_a_child_measures_one_model_as_asked(self):
+        a = argparse.Namespace(batch=8, rounds=30, calls=15, light=True)
+        argv = waits.child_argv("/x/waits.py", "/t/0.json", "convnext_small", a)
+        self.assertEqual(argv[1:], ["/x/waits.py", "--out", "/t/0.json", "--models", "convnext_small",
+                                    "--batch", "8", "--rounds", "30", "--calls", "15", "--light"])
+        a.light = False
+        self.assertNotIn("--light", waits.child_argv("/x/waits.py", "/t/0.json", "m", a))
+
+    def test_a_childs_rows_carry_its_process_and_a_silent_child_is_recorded(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "0.json")
+            with open(path, "w") as f:
+                json.dump({"rows": [{"model": "resnet50", "batch": 1, "visits": []}]}, f)
+            self.assertEqual(waits.child_rows(path, "resnet50", 1, 3, "exit status 0"),
+                             [{"model": "resnet50", "batch": 1, "visits": [], "process": 3}])
+            rows = waits.child_rows(os.path.join(tmp, "none.json"), "resnet50", 1, 2, "past its 300 s")
+            self.assertEqual(len(rows), 1)
+            self.assertEqual(rows[0]["process"], 2)
+            self.assertIn("process 2 wrote no rows (past its 300 s", rows[0]["error"])
+
+    def test_every_process_leaves_a_row_where_no_model_can_run(self):
+        # Here no GPU (or no torch) can measure: each fresh process records its failure as a
+        # row of its own, and the parent writes them all, one per process.
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "waits.json")
+            script = os.path.join(ROOT, "validation", "scripts", "compiled_call_waits.py")
+            run = subprocess.run([sys.executable, script, "--out", out, "--models", "no_such_model",
+                                  "--processes", "2", "--process-timeout", "120"],
+                                 capture_output=True, text=True, timeout=300)
+            self.assertEqual(run.returncode, 0, run.stderr[-2000:])
+            self.assertIn("2 of 2: no_such_model, process 2 of 2", run.stdout)
+            with open(out) as f:
+                rows = json.load(f)["rows"]
+            self.assertEqual([r["process"] for r in rows], [1, 2])
+            self.assertTrue(all(r["model"] == "no_such_model" and "error" in r for r in rows), rows)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,9 @@ while timing. One JSON object per model is written to --out as it finishes.
 
 Usage (GPU host): python3 validation/scripts/compiled_call_waits.py --out waits.json \
     --models convnext_tiny,convnext_small,regnet_y_400mf [--rounds 8] [--calls 20] [--light]
-Anywhere: compiled_call_waits.py --summarize waits.json[.xz]  (a --light run's table by CPU state)
+With --processes K each model is measured in K fresh processes one after another (how often a
+process pays the milliseconds more). Anywhere: compiled_call_waits.py --summarize
+waits.json[.xz]  (a --light run's table by CPU state)
 """
 import argparse
 import gc
@@ -132,8 +134,9 @@ def summarize(path):
     for r in rows:
         if "error" in r or "visits" not in r:
             continue
+        model = r["model"] + (f" (process {r['process']})" if "process" in r else "")
         for state, t in sorted(by_state(r["visits"]).items()):
-            print(f"| {r['model']} | {state}, {t['rounds']} | {t['generated_call_us']:,} | {t['compiled_module_us']:,} | "
+            print(f"| {model} | {state}, {t['rounds']} | {t['generated_call_us']:,} | {t['compiled_module_us']:,} | "
                   f"{t['outside_us']:,} | {t['before_us']:,} | {t['inside_around_call_us']:,} |")
 
 
@@ -249,6 +252,50 @@ def one(name, batch, rounds, calls, light=False):
     return out
 
 
+def child_argv(script, out, name, a):
+    """The command line of one fresh process measuring one model as this one was asked to."""
+    argv = [sys.executable, script, "--out", out, "--models", name, "--batch", str(a.batch),
+            "--rounds", str(a.rounds), "--calls", str(a.calls)]
+    return argv + (["--light"] if a.light else [])
+
+
+def child_rows(path, name, batch, process, status):
+    """The rows one fresh process wrote, each marked with its process; where it wrote none (it
+    failed, or ran past its time), one row that says so."""
+    try:
+        with open(path) as f:
+            rows = json.load(f)["rows"]
+    except (OSError, ValueError, KeyError) as e:
+        rows = [{"model": name, "batch": batch, "error": f"process {process} wrote no rows ({status}; {e!r:.200})"}]
+    for r in rows:
+        r["process"] = process
+    return rows
+
+
+def in_processes(a):
+    """Each model in a.processes fresh processes, one after another, rows written as they come."""
+    import subprocess
+    import tempfile
+    names = [n for n in a.models.split(",") if n]
+    jobs = [(n, k) for n in names for k in range(1, a.processes + 1)]
+    rows, t_start = [], time.time()
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, (name, k) in enumerate(jobs):
+            left = "" if i == 0 else f", about {(time.time() - t_start) / i * (len(jobs) - i):.0f} s left"
+            print(f"{i + 1} of {len(jobs)}: {name}, process {k} of {a.processes}{left}", flush=True)
+            out = os.path.join(tmp, f"{i}.json")
+            try:
+                rc = subprocess.run(child_argv(os.path.abspath(__file__), out, name, a),
+                                    timeout=a.process_timeout).returncode
+                status = f"exit status {rc}"
+            except subprocess.TimeoutExpired:
+                status = f"past its {a.process_timeout:.0f} s"
+            rows += child_rows(out, name, a.batch, k, status)
+            with open(a.out + ".tmp", "w") as f:
+                json.dump({"kind": "ftax-compiled-call-waits", "rows": rows}, f, indent=1)
+            os.replace(a.out + ".tmp", a.out)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", help="the JSON to write (required unless --summarize)")
@@ -261,12 +308,20 @@ def main():
     ap.add_argument("--light", action="store_true",
                     help="time only the generated call and the compiled module (more rounds in the "
                          "same time, for how each follows the CPU gauge visit by visit)")
+    ap.add_argument("--processes", type=int, default=1,
+                    help="measure each model in this many fresh Python processes, one after another "
+                         "(rows carry `process`): how often a process lands in the state that pays "
+                         "milliseconds more outside the generated code")
+    ap.add_argument("--process-timeout", type=float, default=300, help="seconds one such process may take")
     a = ap.parse_args()
     if a.summarize:
         summarize(a.summarize)
         return
     if not a.out or not a.models:
         ap.error("--out and --models are required (or --summarize JSON)")
+    if a.processes > 1:
+        in_processes(a)
+        return
     try:
         wrap_compiled_graph()
     except Exception as e:  # noqa: BLE001 - the other readings stand without the marks
