@@ -78,16 +78,20 @@ TEST(ValidationReportTest, TheGpuSpanIsReportedWhenRecorded) {
   EXPECT_TRUE(j["rows"][1]["measured_gpu_span_ms"].is_null());
 }
 
+// BERT-base at batch 1 and sequence 128 as a profile prices it under one framework.
+Expected<PredictionPoint> BertBatch1(const HostProfile& prof, Framework framework) {
+  Expected<Graph> g = BuildArchGraph(kBert, {{"batch", 1}, {"seq", 128}}, ArchFlavor::kTorch);
+  if (!g.ok()) return g.status();
+  return PredictPoint(g.value(), prof, framework, DType::kFloat16, 0, 1, nullptr);
+}
+
 // Only a miss (neither within tolerance nor inside p10..p90) gets a cause, and a point measured
 // in rounds whose visits spread past the tolerance, one agreeing, is put on the host.
 TEST(ValidationReportTest, MissesAndOnlyMissesCarryTheirCause) {
   Expected<HostProfile> prof = LoadHostProfile(std::string(FTAX_SOURCE_DIR) + "/validation/h200/2026-11-22b/profile.json");
   ASSERT_TRUE(prof.ok()) << prof.status().message();
-  Expected<Graph> g = BuildArchGraph(kBert, {{"batch", 1}, {"seq", 128}}, ArchFlavor::kTorch);
-  ASSERT_TRUE(g.ok());
-  Expected<PredictionPoint> p =
-      PredictPoint(g.value(), prof.value(), Framework::kTorchscript, DType::kFloat16, 0, 1, nullptr);
-  ASSERT_TRUE(p.ok());
+  Expected<PredictionPoint> p = BertBatch1(prof.value(), Framework::kTorchscript);
+  ASSERT_TRUE(p.ok()) << p.status().message();
   const double ms = p->latency_ms;
   auto row = [&](double median, json visits) {
     json r = {{"model", "bert-base"}, {"arch", kBert}, {"framework", "torchscript"},
@@ -120,9 +124,8 @@ TEST(ValidationReportTest, MissesAndOnlyMissesCarryTheirCause) {
   // is not a positive number is refused, naming the field.
   const FrameworkParams* eager = prof->FindFramework(Framework::kPytorchEager);
   ASSERT_TRUE(eager && eager->dispatch_us[int(DispatchClass::kKernel)].known());
-  Expected<PredictionPoint> pe =
-      PredictPoint(g.value(), prof.value(), Framework::kPytorchEager, DType::kFloat16, 0, 1, nullptr);
-  ASSERT_TRUE(pe.ok());
+  Expected<PredictionPoint> pe = BertBatch1(prof.value(), Framework::kPytorchEager);
+  ASSERT_TRUE(pe.ok()) << pe.status().message();
   json slow_eager = row(pe->latency_ms * 1.6, nullptr);
   slow_eager["framework"] = "pytorch-eager";
   slow_eager["kernel_ms"] = pe->compute_ms;
@@ -147,11 +150,8 @@ TEST(ValidationReportTest, MissesAndOnlyMissesCarryTheirCause) {
 TEST(ValidationReportTest, MemsetRecordsAreCountedApartFromKernels) {
   Expected<HostProfile> prof = LoadHostProfile(std::string(FTAX_SOURCE_DIR) + "/validation/h200/2026-11-22b/profile.json");
   ASSERT_TRUE(prof.ok()) << prof.status().message();
-  Expected<Graph> g = BuildArchGraph(kBert, {{"batch", 1}, {"seq", 128}}, ArchFlavor::kTorch);
-  ASSERT_TRUE(g.ok());
-  Expected<PredictionPoint> p =
-      PredictPoint(g.value(), prof.value(), Framework::kTorchscript, DType::kFloat16, 0, 1, nullptr);
-  ASSERT_TRUE(p.ok());
+  Expected<PredictionPoint> p = BertBatch1(prof.value(), Framework::kTorchscript);
+  ASSERT_TRUE(p.ok()) << p.status().message();
   const double extra = std::ceil(0.5 * p->kernels);  // far past the 15% of an unpredicted program
   auto row = [&](bool memsets) {
     json kernels = {{"ampere_fp16_gemm", {double(p->kernels), 1e3 * p->compute_ms}}};
