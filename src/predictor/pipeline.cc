@@ -199,24 +199,22 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
   rp.call_se = SeOr0(f->call_us);
   // A bench with chains of real layers prices the modules outside the generated code as well
   // (module_us > 0); one without them leaves that cost out, and its prices come out short.
-  const bool priced_outside = framework == Framework::kTorchCompile && f->module_us.known() &&
-                              f->module_us.value > 0;
-  if (framework == Framework::kTorchCompile && priced_outside)
+  const bool priced_outside = f->module_us.known() && f->module_us.value > 0;
+  if (framework == Framework::kTorchCompile)
     rp.notes.push_back(
+        priced_outside ?
         "torch-compile: the compiled call's CPU cost is priced from the bench's compiled chains, "
         "with what a call costs outside the generated code for each graph input and each module "
         "(chains of real layers); with such a bench, models never seen came within 15% on an H200 "
         "whose CPU held its speed (14 of 14 points) and short on one whose CPU ran slow (0 of 4), "
         "and a process can pay up to 2-3 ms more outside the generated code for some models, a "
-        "state of the process that no feature of the model predicts (docs/how-it-works.md, Limits)");
-  if (framework == Framework::kTorchCompile && !priced_outside)
-    rp.notes.push_back(
+        "state of the process that no feature of the model predicts (docs/how-it-works.md, Limits)" :
         "torch-compile: the compiled call's CPU cost is priced from the bench's compiled chains of "
         "Triton kernels and library calls; whole models' compiled calls have mostly cost the CPU more "
         "than those chains (1.1-1.9x on a fast H200 host), so a framework-bound point of this mode "
         "is likely short; most of the difference is outside the generated code (0.2-0.9 ms a call "
-        "on most calibration models, of which Dynamo's guard check is under 0.05 ms; the bench's "
-        "chains of layers price part of it per module), and a launch costs more in deeper models "
+        "on most calibration models, of which Dynamo's guard check is under 0.05 ms; a bench with "
+        "chains of real layers prices part of it per module, this profile's did not), and a launch costs more in deeper models "
         "(docs/how-it-works.md, Limits)");
   if (framework == Framework::kTorchCompile && f->input_us.known()) {
     rp.input_us = f->input_us.value;
