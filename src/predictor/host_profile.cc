@@ -60,6 +60,9 @@ constexpr double kMaxRateTflops = 1e6;
 constexpr double kMaxBandwidthGbps = 1e7;
 constexpr double kMaxWork = 1e24;        // FLOPs or bytes of one anchor
 constexpr int64_t kMaxAnchorDim = int64_t(1) << 40;
+// Kernels one benchmarked call launched: cuDNN runs some grouped convolutions as one kernel per
+// group and image (an fp32 NHWC layer of 256 groups over 8 images launched 1024 on an H200).
+constexpr double kMaxAnchorKernels = 1e6;
 
 Status RequireRange(const Param& p, const std::string& where, double lo, double hi, bool lo_open = false) {
   if (!p.known()) return Status::Ok();
@@ -414,8 +417,8 @@ static Expected<HostProfile> HostProfileFromJsonUnchecked(const json& j) {
           an.us = ReadNum(a, "us", std::nan(""));
           if (!(an.us > 0) || an.us > 1e9) return InvalidInput(aw + ".us: must be a time > 0 and at most 1e9");
           an.kernels = ReadNum(a, "kernels", 1);
-          if (!(an.kernels >= 1) || an.kernels > 1000)
-            return InvalidInput(aw + ".kernels: must be between 1 and 1000");
+          if (!(an.kernels >= 1) || an.kernels > kMaxAnchorKernels)
+            return InvalidInput(aw + ".kernels: must be between 1 and 1000000");
           if (an.m < 0 || an.n < 0 || an.k < 0 || an.batch < 1 || an.bytes < 0)
             return InvalidInput(aw + ": shape and bytes must be >= 0, batch >= 1");
           if (an.m > kMaxAnchorDim || an.n > kMaxAnchorDim || an.k > kMaxAnchorDim || an.batch > kMaxAnchorDim)

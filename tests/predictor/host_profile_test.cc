@@ -47,6 +47,16 @@ TEST(HostProfileTest, AnchorsRoundTripAndArePreparedOnLoad) {
   EXPECT_NE(g->anchors[0].log_ratio, 0);
 }
 
+// cuDNN ran an fp32 NHWC convolution of 256 groups over 8 images as 1024 kernels a call (host
+// run ct's bench, 2026-11-28): calibrate keeps that count in the anchor, and the profile loads.
+TEST(HostProfileTest, AnAnchorOfOneKernelPerGroupAndImageLoads) {
+  json j = HostProfileToJson(testing::SyntheticProfile());
+  j["gpu"]["kernels"]["gemm/fp16"]["anchors"] = {{{"m", 392}, {"n", 4}, {"k", 36}, {"batch", 256}, {"us", 2048}, {"kernels", 1024}}};
+  Expected<HostProfile> p = HostProfileFromJson(j);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_DOUBLE_EQ(p->gpu.Find(KernelClass::kGemm, DType::kFloat16)->anchors.at(0).kernels, 1024);
+}
+
 struct BadCase {
   const char* what;
   std::function<void(json&)> mutate;
@@ -88,6 +98,8 @@ TEST(HostProfileTest, RejectsBadFieldsNamingThem) {
        "anchors[0]: needs a shape or bytes"},
       {"anchor kernels", [](json& j) { j["gpu"]["kernels"]["gemm/fp16"]["anchors"] = {{{"m", 8}, {"n", 8}, {"k", 8}, {"us", 2}, {"kernels", 0}}}; },
        "gemm/fp16.anchors[0].kernels"},
+      {"anchor kernels above the bound", [](json& j) { j["gpu"]["kernels"]["gemm/fp16"]["anchors"] = {{{"m", 8}, {"n", 8}, {"k", 8}, {"us", 2}, {"kernels", 2e6}}}; },
+       "gemm/fp16.anchors[0].kernels: must be between 1 and 1000000"},
   };
   ExpectEachRefused(cases);
 }
