@@ -26,21 +26,27 @@ ev=$(python3 -c "import json;print(' '.join(json.load(open('$split'))['evaluatio
 prior=(validation/h200/2026-11-23p/profile-refined.json validation/h100/2026-11-23q/profile-refined.json
        validation/h100/2026-11-25s/profile-refined.json validation/h100/2026-11-25u/profile-refined.json
        validation/h100/2026-11-26av/profile-refined.json validation/h200/2026-11-26aw/profile-refined.json)
-# GPU name, the host run its bench comes from and the host run whose model runs measure its
-# accuracy. The bench is the one of that GPU, in all three dtypes, that predicts the stored runs
-# of the other host runs of its GPU best (data/profiles/README.md): bv's for the H200 (every
-# row of this version, the GPU gap's chains among them; its host probe read 1.34x two other
-# hosts of its CPU, and it predicted ay, au, bi, bk and bu better than bn's, which read 0.94x),
-# with bu's model runs, a fresh H200 of the same day; by's for the H100 (every row, the gap's
+# GPU name, the host run its bench comes from and the host runs whose model runs measure its
+# accuracy ('+' between them). The bench is the one of that GPU, in all three dtypes, that
+# predicts the stored runs of the other host runs of its GPU best (data/profiles/README.md):
+# ct's for the H200 (every row of this version, torch.compile's module and input chains among
+# them; on the stored runs of au, ay, bi, bk, bn, bu and bz it predicted CUDA graphs, TorchScript
+# and Python eager as bv's bench, shipped before it, did to within 4 points of 430, and on those
+# of cd, ce, ch, ck, cm and cs torch.compile's default mode 42 of 84 points and reduce-overhead
+# 42 of 64, where bv's had 39 and 23), with bu's runs of CUDA graphs, TorchScript and Python
+# eager and its own of Python eager and torch.compile; by's for the H100 (every row, the gap's
 # chains among them, with its own model runs: on the stored runs of av, bh, bj, bp and bx it
 # predicted CUDA graphs 227 of 242 points right, TorchScript 64 of 158 and Python eager 137 of
 # 274, where bl's bench, shipped before it, had 221, 55 and 120; bw's timed its op mix while
 # its CPU ran slow; bo's read 1.94x).
-for spec in h200:validation/h200/2026-11-27bv:validation/h200/2026-11-27bu \
+for spec in h200:validation/h200/2026-11-28ct:validation/h200/2026-11-27bu+validation/h200/2026-11-28ct \
             h100:validation/h100/2026-11-27by:validation/h100/2026-11-27by; do
   gpu=${spec%%:*}; rest=${spec#*:}; run=${rest%%:*}; rows=${rest#*:}
   out=$work  # measured() unpacks FILE.json.xz there
-  mapfile -t runs < <(measured "$root/$rows/torchscript-cudagraph.json" "$root/$rows/eager.json")
+  runs=()
+  for r in ${rows//+/ }; do
+    mapfile -t -O "${#runs[@]}" runs < <(measured "$root/$r/torchscript-cudagraph.json" "$root/$r/eager.json" "$root/$r/compile.json")
+  done
   bench="$run/bench.measurements.json"
   [ -f "$bench" ] || { xz -dc "$bench.xz" > "$work/$gpu-bench.json"; bench="$work/$gpu-bench.json"; }
   "$ftax" calibrate "$bench" --prior "${prior[@]}" -o "$work/$gpu-profile.json" > "$work/$gpu-calibrate.txt" 2>&1
@@ -66,7 +72,8 @@ r = json.load(open(rep))
 reported = {row["model"] for row in r["rows"]}  # the evaluation models the run measured
 acc = {"models": [m for m in json.load(open(split))["evaluation"] if m in reported],
        "measured": "fp16, batch 1 and 8, no profiler attached",
-       "rows_of": rows + (" (the bench's own host run)" if rows == run else " (another host of this GPU)"),
+       "rows_of": ", ".join(r + (" (the bench's own host run)" if r == run else " (another host of this GPU)")
+                            for r in rows.split("+")),
        "rule": "CUDA graphs within ±10%; others within ±15% or inside the measured p10-p90"}
 for f in r["frameworks"]:
     acc[f["framework"]] = {"rows": f["rows"], "within": f["within_or_inside"],
