@@ -206,7 +206,8 @@ Expected<ResolvedParams> ResolveParams(const WorkList& work, const HostProfile& 
         "torch-compile: the compiled call's CPU cost is priced from the bench's compiled chains, "
         "with what a call costs outside the generated code for each graph input and each module "
         "(chains of real layers); with such a bench, models never seen came within 15% on an H200 "
-        "whose CPU held its speed (14 of 14 points) and short on one whose CPU ran slow (0 of 4), "
+        "whose CPU held its speed (14 of 14 points) and mostly short on those whose CPU ran slow "
+        "while the models ran (5 of 14 and 0 of 4 points; --whatif cpu=1.5 prices that state), "
         "and a process can pay up to 2-3 ms more outside the generated code for some models, a "
         "state of the process that no feature of the model predicts (docs/how-it-works.md, Limits)" :
         "torch-compile: the compiled call's CPU cost is priced from the bench's compiled chains of "

@@ -27,14 +27,16 @@ prior=(validation/h200/2026-11-23p/profile-refined.json validation/h100/2026-11-
        validation/h100/2026-11-25s/profile-refined.json validation/h100/2026-11-25u/profile-refined.json
        validation/h100/2026-11-26av/profile-refined.json validation/h200/2026-11-26aw/profile-refined.json)
 # GPU name, the host run its bench comes from and the host runs whose model runs measure its
-# accuracy ('+' between them). The bench is the one of that GPU, in all three dtypes, that
-# predicts the stored runs of the other host runs of its GPU best (data/profiles/README.md):
-# ct's for the H200 (every row of this version, torch.compile's module and input chains among
-# them; on the stored runs of au, ay, bi, bk, bn, bu and bz it predicted CUDA graphs, TorchScript
-# and Python eager as bv's bench, shipped before it, did to within 4 points of 430, and on those
-# of cd, ce, ch, ck, cm and cs torch.compile's default mode 42 of 84 points and reduce-overhead
-# 42 of 64, where bv's had 39 and 23), with bu's runs of CUDA graphs, TorchScript and Python
-# eager and its own of Python eager and torch.compile; by's for the H100 (every row, the gap's
+# accuracy ('+' between them). The bench is one of that GPU in all three dtypes, with every row
+# of this version, checked on the stored runs of the other host runs of its GPU
+# (data/profiles/README.md): ct's for the H200 (the first with torch.compile's module and input
+# chains, which the default mode's price needs; it trades Python eager points for torch.compile
+# ones: on the stored runs of au, ay, bi, bk, bn, bu and bz it put CUDA graphs 337 of 364 points
+# right, TorchScript 121 of 246 and Python eager 241 of 430, where bv's bench, shipped before
+# it, had 336, 125 and 259; on those of cd, ce, ch, ck, cm and cs torch.compile's default mode
+# 42 of 84 and reduce-overhead 42 of 64, where bv's had 39 and 23), with bu's runs of CUDA
+# graphs, TorchScript and Python eager and its own of Python eager and torch.compile; by's for
+# the H100 (every row, the gap's
 # chains among them, with its own model runs: on the stored runs of av, bh, bj, bp and bx it
 # predicted CUDA graphs 227 of 242 points right, TorchScript 64 of 158 and Python eager 137 of
 # 274, where bl's bench, shipped before it, had 221, 55 and 120; bw's timed its op mix while
