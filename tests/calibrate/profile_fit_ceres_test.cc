@@ -243,15 +243,32 @@ TEST(ProfileFitTest, CudaGraphReplayCostAndNodeGap) {
 // torch.compile's reduce-overhead chains: a call's wrapper time overlaps its replay, so call
 // times stay flat until the GPU span passes them. call_us is the CPU-bound chains' call time and
 // node_gap_us the slope of span - kernels (which also holds the input copy's lead, an intercept).
-TEST(ProfileFitTest, ReduceOverheadWrapperTimeAndNodeGap) {
-  json j = testing::MakeSyntheticMeasurements(testing::H200LikeSpec());
+// Reduce-overhead chains of 2 to 65 nodes whose profiled spans grow `slope` us a node.
+void AddReduceOverheadChains(json& j, double slope) {
   for (int n : {2, 9, 17, 33, 65}) {
-    const double kernel = 1.2 * n, span = kernel + 18.0 + 2.0 * n;
+    const double kernel = 1.2 * n, span = kernel + 18.0 + slope * n;
     j["dispatch"].push_back({{"framework", "torch-compile-reduce-overhead"}, {"class", "kernel"},
                              {"n_ops", n}, {"modules", 0},
                              {"call_us", {{"median", std::max(150.0, span) + 4.0}, {"p10", 150.0}, {"p90", 400.0}}},
                              {"gpu_kernel_us", kernel}, {"gpu_span_us", span}});
   }
+}
+
+// The bench's gap chains: adds over a large tensor, `gap` us apart by their unprofiled call time.
+void AddGapChains(json& j, double gap) {
+  for (int n : {16, 64}) {
+    const double kernel = n * 5.0;  // 5 us a kernel: near the dispatch cost, not 1.2x above it
+    const double span = kernel + (n - 1) * 25.0;  // the profiled pass, CPU paced
+    j["dispatch"].push_back({{"framework", "libtorch-eager"}, {"class", "kernel"}, {"n_ops", n},
+                             {"modules", 0}, {"elements", 8388608},
+                             {"call_us", {{"median", 30.0 + kernel + (n - 1) * gap}}},
+                             {"gpu_kernel_us", kernel}, {"gpu_span_us", span}});
+  }
+}
+
+TEST(ProfileFitTest, ReduceOverheadWrapperTimeAndNodeGap) {
+  json j = testing::MakeSyntheticMeasurements(testing::H200LikeSpec());
+  AddReduceOverheadChains(j, 2.0);
   Expected<Measurements> m = MeasurementsFromJson(j);
   ASSERT_TRUE(m.ok()) << m.status().message();
   Expected<Calibration> c = Calibrate(m.value(), TestOptions());
@@ -261,6 +278,28 @@ TEST(ProfileFitTest, ReduceOverheadWrapperTimeAndNodeGap) {
   ExpectRecovered(p->call_us, 154.0, 0.01, "wrapper call_us");
   ExpectRecovered(p->node_gap_us, 2.0, 0.02, "node_gap_us");
   EXPECT_DOUBLE_EQ(p->replay_per_node_us.value, 0.0);
+}
+
+// A replayed node waits at least the GPU's gap between dependent kernels: a chain slope under
+// the gap chains' gap is raised to it, with a note; one above it is kept.
+TEST(ProfileFitTest, ReduceOverheadNodeGapIsAtLeastTheKernelGap) {
+  for (double slope : {1.2, 2.4}) {
+    json j = testing::MakeSyntheticMeasurements(testing::H200LikeSpec());
+    AddReduceOverheadChains(j, slope);
+    AddGapChains(j, 1.7);
+    Expected<Calibration> c = Calibrate(MeasurementsFromJson(j).value(), TestOptions());
+    ASSERT_TRUE(c.ok()) << c.status().message();
+    ExpectRecovered(c->profile.gpu.kernel_gap_us, 1.7, 0.01, "kernel_gap_us");
+    const FrameworkParams* p = c->profile.FindFramework(Framework::kTorchCompileReduceOverhead);
+    ASSERT_NE(p, nullptr);
+    ExpectRecovered(p->node_gap_us, std::max(slope, 1.7), 0.02, "node_gap_us");
+    const FrameworkFit* f = FindFramework(c.value(), Framework::kTorchCompileReduceOverhead);
+    ASSERT_NE(f, nullptr);
+    EXPECT_DOUBLE_EQ(f->params.node_gap_us.value, p->node_gap_us.value);
+    bool noted = false;
+    for (const std::string& n : f->notes) noted = noted || n.find("raised from the chains' 1.20 us") != std::string::npos;
+    EXPECT_EQ(noted, slope < 1.7) << "slope " << slope;
+  }
 }
 
 // Graphs of model-sized blocks are reported, not fitted: adding them leaves the cuda-graph
@@ -331,14 +370,7 @@ TEST(ProfileFitTest, KernelGapFromTheBenchsGapChains) {
   Expected<Calibration> without = Calibrate(MeasurementsFromJson(j).value(), TestOptions());
   ASSERT_TRUE(without.ok());
   ASSERT_FALSE(without->profile.gpu.kernel_gap_us.known());
-  for (int n : {16, 64}) {
-    const double kernel = n * 5.0;  // 5 us a kernel: near the dispatch cost, not 1.2x above it
-    const double span = kernel + (n - 1) * 25.0;  // the profiled pass, CPU paced
-    j["dispatch"].push_back({{"framework", "libtorch-eager"}, {"class", "kernel"}, {"n_ops", n},
-                             {"modules", 0}, {"elements", 8388608},
-                             {"call_us", {{"median", 30.0 + kernel + (n - 1) * 1.7}}},
-                             {"gpu_kernel_us", kernel}, {"gpu_span_us", span}});
-  }
+  AddGapChains(j, 1.7);
   Expected<Calibration> with = Calibrate(MeasurementsFromJson(j).value(), TestOptions());
   ASSERT_TRUE(with.ok());
   ExpectRecovered(with->profile.gpu.kernel_gap_us, 1.7, 0.01, "kernel_gap_us");
