@@ -1269,7 +1269,7 @@ static void FitKernelGap(const Measurements& m, const std::vector<const Dispatch
 
 // A reduce-overhead graph's nodes wait at least the GPU's gap between dependent kernels: the
 // chains' slope comes from the spans of their CUPTI pass and has come out under that gap on
-// some hosts (1.13-1.77 us against the 1.9-2.1 the gap chains measure on every H100 and H200).
+// some hosts (1.13-1.77 us against the 1.9-2.5 the gap chains measure on every H100 and H200).
 // On the calibration models' rows of host runs ax, ba and u, whose benches predate the gap
 // chains, the median gap of later benches (2.06 us) in place of the slope put 5 of 8, 3 of 4
 // and 4 of 8 points right against 2, 2 and 4 (validation/README.md). The gap is the floor,
