@@ -2086,6 +2086,21 @@ TEST(LoweringTest, APermuteOfUnitDimsCopiesNothing) {
 
 // Decode attention, one query token against a KV cache, runs cuDNN's sm80 kernel, which sets no
 // statistics: no memset, where 128 query tokens have one.
+// torch.compile hands the padding mask to the cuDNN kernel eager runs unmasked: the kernel reads
+// it (priced as the masked class, as under a trace), with eager's memset and none of the
+// trace's where and fills; Python eager drops the mask.
+TEST(LoweringTest, CompiledAttentionReadsTheMaskWithEagersSideKernels) {
+  for (Framework f : {Framework::kTorchCompile, Framework::kTorchCompileReduceOverhead, Framework::kPytorchEager}) {
+    SCOPED_TRACE(FrameworkName(f));
+    Expected<WorkList> masked = Lower(SdpaGraph(true), {f, DType::kFloat16});
+    Expected<WorkList> plain = Lower(SdpaGraph(false), {f, DType::kFloat16});
+    ASSERT_TRUE(masked.ok() && plain.ok());
+    ASSERT_EQ(masked->kernels.size(), plain->kernels.size());
+    EXPECT_EQ(masked->kernels[0].cls, f == Framework::kPytorchEager ? KernelClass::kAttention : KernelClass::kAttentionMasked);
+    EXPECT_EQ(plain->kernels[0].cls, KernelClass::kAttention);
+  }
+}
+
 TEST(LoweringTest, DecodeAttentionHasNoMemset) {
   Graph g = SdpaGraph(false);
   g.tensors["q"] = T("q", {2, 12, 1, 64});
