@@ -34,7 +34,7 @@ prior=(validation/h200/2026-11-23p/profile-refined.json validation/h100/2026-11-
 # ones: on the stored runs of au, ay, bi, bk, bn, bu and bz it put CUDA graphs 337 of 364 points
 # right, TorchScript 121 of 246 and Python eager 241 of 430, where bv's bench, shipped before
 # it, had 336, 125 and 259; on those of cd, ce, ch, ck, cm and cs torch.compile's default mode
-# 42 of 84 and reduce-overhead 42 of 64, where bv's had 39 and 23), with bu's runs of CUDA
+# 42 of 84 and reduce-overhead 40 of 64, where bv's had 39 and 24), with bu's runs of CUDA
 # graphs, TorchScript and Python eager and its own of Python eager and torch.compile; by's for
 # the H100 (every row, the gap's
 # chains among them, with its own model runs: on the stored runs of av, bh, bj, bp and bx it
