@@ -57,6 +57,21 @@ const Rule kRules[] = {
 std::optional<KernelClass> ClassifyKernelName(const std::string& name) {
   std::string n = name;
   std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return std::tolower(c); });
+  // Inductor's generated kernels are named for the ops fused into them
+  // ("triton_poi_fused_convolution_mean_mul_sigmoid_silu_12"), library ops among them: their
+  // kind says what they are. A point-wise kernel is element-wise work (gather where it
+  // indexes); a persistent or looped reduction is a norm where a layer norm is fused in, else
+  // a reduction (inductor_fusion.cc prices a fused kernel by the same ranking). Templates
+  // (triton_tem_, max-autotune's GEMMs) go by the rules below.
+  if (n.rfind("triton_poi_", 0) == 0)
+    return n.find("embedding") != std::string::npos || n.find("index") != std::string::npos ||
+                   n.find("gather") != std::string::npos
+               ? KernelClass::kGather
+               : KernelClass::kElementwise;
+  if (n.rfind("triton_per_", 0) == 0 || n.rfind("triton_red_", 0) == 0)
+    return n.find("layer_norm") != std::string::npos || n.find("group_norm") != std::string::npos
+               ? KernelClass::kNorm
+               : KernelClass::kReduction;
   for (const Rule& r : kRules)
     if (n.find(r.needle) != std::string::npos) return r.cls;
   return std::nullopt;
