@@ -1,6 +1,7 @@
 #include "calibrate/miss_cause.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 
@@ -73,15 +74,34 @@ MissCause ExplainMiss(const MissEvidence& e) {
   // The class that moves kernel time most the way the total moved (classes can cancel: a
   // library call's kernels may be split over conv, gemm and copy on the measured side).
   const double sign = c.kernel_delta_ms >= 0 ? 1.0 : -1.0;
+  std::array<double, kNumKernelClasses> measured = e.measured_class_ms, predicted = e.predicted_class_ms;
+  // cuDNN runs some convolutions as cuBLAS GEMM kernels (nvjet; 1x1 ones above all) and
+  // depthwise ones under names that do not say so, which put them in gemm or conv where the
+  // prediction has them in conv or depthwise: where those classes moved opposite ways, they are
+  // one bucket.
+  const int conv = int(KernelClass::kConv), gemm = int(KernelClass::kGemm), dw = int(KernelClass::kDepthwise);
+  bool over = false, under = false;
+  for (int k : {conv, gemm, dw}) {
+    over = over || measured[k] > predicted[k];
+    under = under || measured[k] < predicted[k];
+  }
+  const bool together = predicted[conv] + predicted[dw] > 0 && over && under;
+  if (together) {
+    for (int k : {gemm, dw}) {
+      measured[conv] += measured[k];
+      predicted[conv] += predicted[k];
+      measured[k] = predicted[k] = 0;
+    }
+  }
   int worst = 0;
   for (int k = 1; k < kNumKernelClasses; ++k)
-    if (sign * (e.measured_class_ms[k] - e.predicted_class_ms[k]) >
-        sign * (e.measured_class_ms[worst] - e.predicted_class_ms[worst]))
-      worst = k;
+    if (sign * (measured[k] - predicted[k]) > sign * (measured[worst] - predicted[worst])) worst = k;
+  const std::string name = together && worst == conv
+                               ? std::string("convolution and GEMM kernels (cuDNN runs some convolutions as GEMMs)")
+                               : KernelClassName(KernelClass(worst));
   c.kind = "kernel time";
-  c.detail = "measured " + Ms(e.measured_kernel_ms) + ", predicted " + Ms(e.predicted_compute_ms) +
-             "; most in " + KernelClassName(KernelClass(worst)) + " (" + Ms(e.measured_class_ms[worst]) +
-             " measured, " + Ms(e.predicted_class_ms[worst]) + " predicted)";
+  c.detail = "measured " + Ms(e.measured_kernel_ms) + ", predicted " + Ms(e.predicted_compute_ms) + "; most in " +
+             name + " (" + Ms(measured[worst]) + " measured, " + Ms(predicted[worst]) + " predicted)";
   return c;
 }
 
