@@ -5,13 +5,15 @@
 namespace ftax {
 namespace {
 
-MissEvidence Evidence() {
+// A point's latency and kernel time, measured and predicted (15% tolerance).
+MissEvidence Evidence(double measured_ms = 10.0, double measured_kernel_ms = 4.0, double predicted_ms = 7.0,
+                      double predicted_compute_ms = 4.0) {
   MissEvidence e;
   e.tolerance_pct = 15;
-  e.measured_ms = 10.0;
-  e.measured_kernel_ms = 4.0;
-  e.predicted_ms = 7.0;
-  e.predicted_compute_ms = 4.0;
+  e.measured_ms = measured_ms;
+  e.measured_kernel_ms = measured_kernel_ms;
+  e.predicted_ms = predicted_ms;
+  e.predicted_compute_ms = predicted_compute_ms;
   return e;
 }
 
@@ -25,11 +27,7 @@ TEST(MissCauseTest, OverheadThatDiffersMoreThanKernelTimeIsTheCause) {
 }
 
 TEST(MissCauseTest, KernelTimeNamesTheClassThatMovedTheWayTheTotalDid) {
-  MissEvidence e = Evidence();
-  e.measured_ms = 5.0;
-  e.measured_kernel_ms = 4.5;
-  e.predicted_ms = 3.5;
-  e.predicted_compute_ms = 3.0;
+  MissEvidence e = Evidence(5.0, 4.5, 3.5, 3.0);
   // Measured kernels run 1.5 ms longer in all; conv is 0.3 ms under, copy 1.0 ms over, gemm 0.8 over.
   e.measured_class_ms[int(KernelClass::kConv)] = 1.0;
   e.predicted_class_ms[int(KernelClass::kConv)] = 1.3;
@@ -47,11 +45,7 @@ TEST(MissCauseTest, KernelTimeNamesTheClassThatMovedTheWayTheTotalDid) {
 // has them in conv and depthwise. Conv, gemm and depthwise moving opposite ways are one bucket
 // (here within 3%, so the element-wise kernels are the cause); moving the same way, apart.
 TEST(MissCauseTest, ConvolutionsRunAsGemmKernelsAreNamedWithConv) {
-  MissEvidence e = Evidence();
-  e.measured_ms = 0.667;
-  e.measured_kernel_ms = 0.431;
-  e.predicted_ms = 0.581;
-  e.predicted_compute_ms = 0.359;
+  MissEvidence e = Evidence(0.667, 0.431, 0.581, 0.359);
   auto set = [&](KernelClass k, double measured, double predicted) {
     e.measured_class_ms[int(k)] = measured;
     e.predicted_class_ms[int(k)] = predicted;
