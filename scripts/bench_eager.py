@@ -24,7 +24,10 @@ outside_us, the time of a call spent outside the code Inductor generated (Dynamo
 gathering inputs, AOTAutograd's wrapper; outside_spread), and chains of small real layers
 ("layers" rows: convolution + batch norm + ReLU, layer norm + linear + GELU, with their module
 counts) show what a model's modules add to it: `ftax calibrate` prices a module (module_us) from
-the outside times.
+the outside times. In reduce-overhead every chain, the chains of layers included, also records
+before_replay_us (the CPU's time from the call's start to its graph's replay, the GPU idle) and
+replay_gpu_us (the replay's time on the GPU, by CUDA events; replay_marks.py), from which `ftax
+calibrate` prices the call before its replay, each module's guards and a graph node.
 
 With --ops, chains of N calls of one op as models call it (a convolution, a linear layer, a
 layer norm, a view, ...; op_layers lists them) are timed per framework, Python eager in either
@@ -58,6 +61,10 @@ import warnings
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from spread import spread  # noqa: E402
 import cpu_gauge  # noqa: E402
+import replay_marks  # noqa: E402
+
+# Calls of a reduce-overhead chain with its replay marked (replay_marks.py), after its timing.
+REPLAY_MARKS = 40
 
 
 
@@ -163,8 +170,7 @@ def compile_rows(torch, dev, fw, mode, quick, timed, gauged):
     rows = []
     chains = [("kernel", kernel_chain, ns), ("view", view_chain, ns), ("library", library_chain, ns),
               ("param", param_chain, ns)]
-    if mode == "default":
-        chains += [("layers:" + kind, layers_chain(kind), [8, 32]) for kind in ("convbn", "lnlinear")]
+    chains += [("layers:" + kind, layers_chain(kind), [8, 32]) for kind in ("convbn", "lnlinear")]
     with torch.inference_mode():
         for cls, make, lengths in chains:
             if cls == "view" and mode != "default":
@@ -197,6 +203,10 @@ def compile_rows(torch, dev, fw, mode, quick, timed, gauged):
                         except Exception as e:  # the row stands without it
                             print(f"bench_eager.py: {fw} {cls} x{n}: time outside the generated code not "
                                   f"measured: {repr(e)[:300]}", file=sys.stderr)
+                    marks = None
+                    if mode != "default":  # the CPU's work before the replay, and the replay's on the GPU
+                        marks = [replay_marks.timed_call(torch, lambda: cf(x_in)) for _ in range(REPLAY_MARKS)]
+                        marks = [m for m in marks if m] or None
                     kernels, kernel_us, span_us = kernel_records(torch, lambda: cf(x_in))
                 except Exception as e:  # one chain that fails to compile costs only its row
                     print(f"bench_eager.py: {fw} {cls} x{n} failed: {repr(e)[:300]}", file=sys.stderr)
@@ -207,19 +217,24 @@ def compile_rows(torch, dev, fw, mode, quick, timed, gauged):
                             "n_ops": n_ops, "source_ops": n, "kernels_per_call": kernels,
                             "compile_s": round(compile_s, 2), "call_us": call,
                             "gpu_kernel_us": kernel_us, "gpu_span_us": span_us})
-                if cls.startswith("layers:") and not outside:
-                    continue  # a chain of layers prices nothing but its time outside the generated code
+                if cls.startswith("layers:") and not outside and not marks:
+                    continue  # a chain of layers prices nothing but its CPU time around the generated code
                 if cls.startswith("layers:"):
-                    row.update({"layers": cls.split(":")[1], "modules": len(list(model.modules())),
-                                "graph_inputs": outside["graph_inputs"]})
+                    row.update({"layers": cls.split(":")[1], "modules": len(list(model.modules()))})
+                    if outside:
+                        row["graph_inputs"] = outside["graph_inputs"]
                 else:
                     row.update({"modules": 0, "graph_inputs": graph_inputs[cls](n)})
                 if outside:
                     row["outside_us"] = outside["spread"]
+                if marks:
+                    row["before_replay_us"] = spread([m[0] for m in marks])
+                    row["replay_gpu_us"] = spread([m[1] for m in marks])
                 rows.append(row)
                 print(f"bench_eager.py: {fw} {cls} x{n}: {kernels:g} kernels, "
                       f"{call['median']:.1f} us per call"
                       + (f", {outside['spread']['median']:.1f} us outside the generated code" if outside else "")
+                      + (f", {row['before_replay_us']['median']:.1f} us before the replay" if marks else "")
                       + f", compiled in {compile_s:.1f} s", file=sys.stderr)
     if mode == "default":
         rows += compiled_op_rows(torch, dev, fw, quick, timed, gauged)
@@ -806,6 +821,7 @@ def main():
         print("bench_eager.py: no CUDA device", file=sys.stderr)
         return 3
     dev = torch.device("cuda", a.device)
+    replay_marks.install(torch)  # reduce-overhead's chains mark their replays
     ns = [1, 64, 256] if a.quick else [1, 16, 64, 128, 256, 512]
     reps = 30 if a.quick else 100
     x0 = torch.randn(8, 8, device=dev)

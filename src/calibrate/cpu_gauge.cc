@@ -39,6 +39,7 @@ GaugeScaling BringToFastState(Measurements* m, double DispatchMeasurement::*gaug
     Scale(&d.call_us, f);
     if (d.issue_us) Scale(&*d.issue_us, f);
     if (d.outside_us) Scale(&*d.outside_us, f);
+    if (d.before_replay_us) Scale(&*d.before_replay_us, f);  // CPU time; the replay's GPU time is not
     d.*gauge = out.reference_us;
     scales.push_back(f);
   }

@@ -293,11 +293,20 @@ Status ReadDispatchRow(const json& row, const std::string& where, DispatchMeasur
       return InvalidInput(w + ": quantiles out of order (need p10 <= median <= p90)");
     d->outside_us = out;
   }
+  for (const char* key : {"before_replay_us", "replay_gpu_us"}) {
+    if (!row.contains(key) || row.at(key).is_null()) continue;
+    if (d->framework != Framework::kTorchCompileReduceOverhead)
+      return InvalidInput(where + "." + key + ": only a torch.compile reduce-overhead chain has it");
+    Spread sp;
+    if (!(s = ReadSpread(row, key, where, &sp)).ok()) return s;  // calls of their own: not bounded by call_us
+    (std::string(key) == "before_replay_us" ? d->before_replay_us : d->replay_gpu_us) = sp;
+  }
   if (row.contains("layers") && !row.at("layers").is_null()) {
     if (!(s = ReadString(row, "layers", where, &d->layers)).ok()) return s;
     if (d->layers.empty()) return InvalidInput(where + ".layers: empty");
-    if (!d->outside_us || d->modules < 1)
-      return InvalidInput(where + ".layers: a chain of layers needs outside_us and its modules");
+    if ((!d->outside_us && !d->before_replay_us) || d->modules < 1)
+      return InvalidInput(where + ".layers: a chain of layers needs its modules and outside_us (default mode) "
+                          "or before_replay_us (reduce-overhead)");
   }
   if (row.contains("chain")) {
     if (!(s = ReadString(row, "chain", where, &d->chain)).ok()) return s;

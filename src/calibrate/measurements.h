@@ -85,9 +85,15 @@ struct DispatchMeasurement {
   // inputs from the modules, AOTAutograd's wrapper), the compiled module's call minus the
   // generated call run directly; it may read below zero in noise. Absent in older benches.
   std::optional<Spread> outside_us;
-  // Chains of small real layers (torch.compile's default mode): the layer ("convbn",
-  // "lnlinear"). They price a module from outside_us (with their `modules` and
-  // `graph_inputs`) and stay out of every other fit. Empty: not such a chain.
+  // torch.compile's reduce-overhead (bench_eager.py, scripts/replay_marks.py): the host time
+  // from a call's start to its graph's replay (the wrapper's CPU work, the GPU idle), and the
+  // replay's time on the GPU by CUDA events. Absent in benches before 2026-11-28.
+  std::optional<Spread> before_replay_us;
+  std::optional<Spread> replay_gpu_us;
+  // Chains of small real layers (torch.compile, both modes): the layer ("convbn",
+  // "lnlinear"). They price a module from outside_us (default mode, with their `modules` and
+  // `graph_inputs`) or before_replay_us (reduce-overhead) and stay out of every other fit.
+  // Empty: not such a chain.
   std::string layers;
   double kernels_per_call = -1;  // GPU kernels one call launched (< 0: unknown)
   // TorchScript per-op chains: whether the TensorExpr fuser was on (as traced models run);

@@ -815,15 +815,16 @@ Param FitGap(const std::vector<const DispatchMeasurement*>& rows, const FitOptio
   return Param::Of(lf.beta[0], lf.std_error[0]);
 }
 
-// torch.compile's reduce-overhead replays: the compiled wrapper's bookkeeping around a replay
-// (cudagraph trees: input checks and copies, the memory pool) runs on the CPU while the graph
-// runs on the GPU, so a call takes max(call_us, nodes x node_gap + kernels) (pipeline.h). The
+// torch.compile's reduce-overhead, the older reading (benches that neither marked their replays
+// nor priced a module; FrameworkParams::call_before_replay false): the compiled wrapper's
+// bookkeeping runs on the CPU while the graph runs on the GPU, so a call takes
+// max(call_us, nodes x node_gap + kernels) (pipeline.h). The
 // bench's chains show it: their call time stays flat while their GPU span is below it and
 // follows the span above it. node_gap_us is the slope of span - kernel time against nodes,
 // with an intercept (the span also covers the copy of the input into the graph's buffer,
 // made before the replay); call_us is the median call time of the chains whose GPU span is
 // under 70% of their call time.
-FrameworkFit FitReduceOverhead(FrameworkFit f, const std::vector<const DispatchMeasurement*>& rows,
+FrameworkFit FitReduceOverheadOverlap(FrameworkFit f, const std::vector<const DispatchMeasurement*>& rows,
                                const FitOptions& options) {
   std::vector<LinearRow> gap;
   for (const auto* d : rows) {
@@ -866,6 +867,112 @@ FrameworkFit FitReduceOverhead(FrameworkFit f, const std::vector<const DispatchM
   f.notes.push_back("reduce-overhead: call_us is the CPU time of a call, overlapping the replay (median of " +
                     std::to_string(cpu.size()) + " CPU-bound chains); node_gap_us: slope of span - kernel "
                     "time against nodes, with an intercept");
+  return f;
+}
+
+FrameworkFit FitCudaGraph(Framework fw, const std::vector<const DispatchMeasurement*>& rows,
+                          const FitOptions& options);
+
+// torch.compile's reduce-overhead: the compiled wrapper's work (Dynamo's guards on every
+// module, the graph tree's checks and copies of its inputs) runs on the CPU before the graph
+// replays, the GPU idle, so a call takes call_us + module_us * modules + kernels + nodes x
+// node_gap (pipeline.h). A bench that marked its chains' replays (before_replay_us,
+// replay_gpu_us; scripts/replay_marks.py) gives each part directly:
+//   before_replay_us ~ a + module_us * modules   (the chains of layers give the slope)
+//   replay_gpu_us - gpu_kernel_us ~ c + node_gap_us * n_ops
+// and call_us = a + c. A bench that marked no replay but priced a module in the default mode
+// (chains of layers) leaves node_gap_us to cuda-graph's (the same driver replays both; the
+// predictor borrows it, as a prior scales it by what real CUDA-graph replays of calibration
+// models took a node: on host runs cs, ct and cw that priced 27 of 40 evaluation points within
+// ±10% against 23 with the bench's own gap) and module_us to the default mode's (Dynamo checks
+// the same guards),
+// and takes call_us from each class's longest chain, where the replay outlasts the wrapper's
+// work after it: call - kernels - n_ops x cuda-graph's node gap. A bench with neither keeps
+// the older reading (FitReduceOverheadOverlap): without a module's cost the new one prices
+// only the chains' few modules. On host run cv (H200, 15
+// calibration models, validation/README.md) a model's call was its time before the replay plus
+// the replay's within 3%, where the earlier max(call_us, replay) fit had priced nodes at up to
+// 2.8 us each against the 0.3-1.0 us the replays took beyond their kernels.
+FrameworkFit FitReduceOverhead(const std::vector<const DispatchMeasurement*>& rows, const Param& graph_gap,
+                               bool modules_priced, const FitOptions& options) {
+  bool marked = false;
+  for (const auto* d : rows) marked = marked || d->before_replay_us;
+  if (!marked && !modules_priced) {  // the older reading, from the chains alone
+    std::vector<const DispatchMeasurement*> chains;
+    for (const auto* d : rows)
+      if (d->layers.empty()) chains.push_back(d);
+    return FitCudaGraph(Framework::kTorchCompileReduceOverhead, chains, options);
+  }
+  FrameworkFit f;
+  f.framework = Framework::kTorchCompileReduceOverhead;
+  f.params.call_before_replay = true;
+  f.params.replay_per_node_us = Param::Of(0.0, 0.0);
+  std::vector<LinearRow> before, gpu;
+  int layer_rows = 0;
+  for (const auto* d : rows) {
+    if (d->before_replay_us) {
+      before.push_back(LinearRow{{1.0, double(d->modules)}, d->before_replay_us->median, 1.0});
+      layer_rows += d->modules > 0;
+    }
+    if (d->replay_gpu_us && d->gpu_kernel_us >= 0)
+      gpu.push_back(LinearRow{{1.0, double(d->n_ops)}, d->replay_gpu_us->median - d->gpu_kernel_us, 1.0});
+  }
+  if (before.size() >= 3 && gpu.size() >= 3) {
+    const LinearFit lb = FitLinearNonNegative(before, layer_rows >= 2 ? 2 : 1, options, /*robust=*/true);
+    const LinearFit lg = FitLinearNonNegative(gpu, 2, options, /*robust=*/true);
+    f.solver_reports.push_back(lb.report);
+    f.solver_reports.push_back(lg.report);
+    if (!lb.ok || !lg.ok) {
+      f.notes.push_back("reduce-overhead: solver failed: " + (lb.ok ? lg.report : lb.report));
+      return f;
+    }
+    auto se = [](const LinearFit& lf, int j) { return std::isfinite(lf.std_error[j]) ? lf.std_error[j] : 0.0; };
+    f.params.call_us = Param::Of(lb.beta[0] + lg.beta[0], std::hypot(se(lb, 0), se(lg, 0)));
+    if (layer_rows >= 2) f.params.module_us = Param::Of(lb.beta[1], se(lb, 1));
+    f.params.node_gap_us = Param::Of(lg.beta[1], se(lg, 1));
+    f.notes.push_back(Fmt("reduce-overhead: %.1f us of CPU before the replay", lb.beta[0]) +
+                      (layer_rows >= 2 ? Fmt(" and %.2f us a module (%.0f chains of layers)", lb.beta[1], double(layer_rows))
+                                       : std::string(" (no chains of layers: module_us left to the default mode's)")) +
+                      Fmt("; the replay %.1f us plus %.2f us a node beyond its kernels (CUDA events around the "
+                          "replay, %.0f chains)", lg.beta[0], lg.beta[1], double(gpu.size())));
+  } else {
+    // Older benches: each class's longest chain, whose replay outlasts the wrapper's work after it.
+    if (!graph_gap.known()) {
+      f.notes.push_back("reduce-overhead: call_us null: the bench marked no replay and cuda-graph has no node_gap_us");
+      return f;
+    }
+    std::map<int, const DispatchMeasurement*> longest;
+    for (const auto* d : rows) {
+      if (!d->layers.empty() || d->gpu_kernel_us < 0) continue;
+      const DispatchMeasurement*& l = longest[int(d->cls)];
+      if (!l || d->n_ops > l->n_ops) l = d;
+    }
+    std::vector<double> cpu;
+    for (const auto& [cls, d] : longest)
+      cpu.push_back(std::max(0.0, d->call_us.median - d->gpu_kernel_us - d->n_ops * graph_gap.value));
+    if (cpu.empty()) {
+      f.notes.push_back("reduce-overhead: call_us null: no chain with GPU records");
+      return f;
+    }
+    std::sort(cpu.begin(), cpu.end());
+    const double se = cpu.size() > 1 ? (cpu.back() - cpu.front()) / 2 : 0.0;
+    f.params.call_us = Param::Of(Percentile(cpu, 0.5), se);
+    f.notes.push_back(Fmt("reduce-overhead: call_us %.1f us from the %.0f longest chains' calls less their kernels and "
+                          "cuda-graph's node gap (%.2f us; the bench marked no replay); node_gap_us and module_us "
+                          "left to cuda-graph's and the default mode's",
+                          f.params.call_us.value, double(cpu.size()), graph_gap.value));
+  }
+  std::vector<double> pred, meas;
+  const double gap = f.params.node_gap_us.known() ? f.params.node_gap_us.value : graph_gap.known() ? graph_gap.value : 0;
+  const double module = f.params.module_us.known() ? f.params.module_us.value : 0;
+  for (const auto* d : rows) {
+    if (d->gpu_kernel_us < 0 || (!d->layers.empty() && !d->before_replay_us)) continue;
+    pred.push_back(f.params.call_us.value + module * d->modules + d->gpu_kernel_us + gap * d->n_ops);
+    meas.push_back(d->call_us.median);
+  }
+  f.params.points = int(pred.size());
+  f.params.r2 = LinearR2(pred, meas);
+  f.fit_error = ComputeErrorStats(pred, meas);
   return f;
 }
 
@@ -917,7 +1024,7 @@ FrameworkFit FitCudaGraph(Framework fw, const std::vector<const DispatchMeasurem
   f.params.r2 = LinearR2(pred, meas);
   f.fit_error = ComputeErrorStats(pred, meas);
   int used = 0;
-  if (fw == Framework::kTorchCompileReduceOverhead) return FitReduceOverhead(std::move(f), rows, options);
+  if (fw == Framework::kTorchCompileReduceOverhead) return FitReduceOverheadOverlap(std::move(f), rows, options);
   f.params.node_gap_us = FitGap(rows, options, &f.solver_reports, &used);
   if (!f.params.node_gap_us.known()) {
     f.notes.push_back("node_gap_us null: no rows with n_ops >= 2 and gpu_span_us/gpu_kernel_us");
@@ -1164,7 +1271,12 @@ static std::vector<const DispatchMeasurement*> FitFrameworks(const Measurements&
   }
   for (const auto& [fw, rows] : rows_of_framework) {
     FrameworkFit f;
-    if (IsCudaGraph(fw)) {  // cuda-graph, and torch.compile's reduce-overhead replays
+    if (fw == Framework::kTorchCompileReduceOverhead) {
+      // cuda-graph and the default mode are fitted first (the map's order).
+      const FrameworkParams* cg = profile.FindFramework(Framework::kCudaGraph);
+      const FrameworkParams* tc = profile.FindFramework(Framework::kTorchCompile);
+      f = FitReduceOverhead(rows, cg ? cg->node_gap_us : Param{}, tc && tc->module_us.known(), options);
+    } else if (IsCudaGraph(fw)) {  // cuda-graph
       f = FitCudaGraph(fw, rows, options);
     } else {
       std::vector<const DispatchMeasurement*> gpu_bound;
@@ -1273,12 +1385,13 @@ static void FitKernelGap(const Measurements& m, const std::vector<const Dispatch
 // On the calibration models' rows of host runs ax, ba and u, whose benches predate the gap
 // chains, the median gap of later benches (2.06 us) in place of the slope put 5 of 8, 3 of 4
 // and 4 of 8 points right against 2, 2 and 4 (validation/README.md). The gap is the floor,
-// where the bench measured it.
+// where the bench measured it. Only the older reading (call_before_replay false) takes it: there
+// the node gap also stood for the wrapper's work before the replay.
 static void FloorReplayGapAtKernelGap(Calibration* c) {
   const Param& gap = c->profile.gpu.kernel_gap_us;
   if (!gap.known()) return;
   auto it = c->profile.frameworks.find(FrameworkName(Framework::kTorchCompileReduceOverhead));
-  if (it == c->profile.frameworks.end() || !it->second.node_gap_us.known()) return;
+  if (it == c->profile.frameworks.end() || it->second.call_before_replay || !it->second.node_gap_us.known()) return;
   Param& node_gap = it->second.node_gap_us;
   if (node_gap.value >= gap.value) return;
   const double chains = node_gap.value;

@@ -236,6 +236,13 @@ static Status ReadFramework(const std::string& name, const json& fj, FrameworkPa
   if (!(s = ReadParam(fj, "node_gap_us", "us", where, &f->node_gap_us)).ok()) return s;
   if (!(s = ReadParam(fj, "replay_per_node_us", "us", where, &f->replay_per_node_us)).ok()) return s;
   if (!(s = ReadParam(fj, "input_us", "us", where, &f->input_us)).ok()) return s;
+  if (fj.contains("call_before_replay") && !fj.at("call_before_replay").is_null()) {
+    if (!fj.at("call_before_replay").is_boolean())
+      return InvalidInput(where + ".call_before_replay: expected true or false");
+    if (*ParseFramework(name) != Framework::kTorchCompileReduceOverhead)
+      return InvalidInput(where + ".call_before_replay: only torch-compile-reduce-overhead has it");
+    f->call_before_replay = fj.at("call_before_replay").get<bool>();
+  }
   if (fj.contains("dispatch_us")) {
     if (!fj.at("dispatch_us").is_object())
       return InvalidInput(where + ".dispatch_us: expected an object");
@@ -512,6 +519,7 @@ json HostProfileToJson(const HostProfile& p) {
     fj["node_gap_us"] = WriteParam(f.node_gap_us, "us");
     fj["replay_per_node_us"] = WriteParam(f.replay_per_node_us, "us");
     if (f.input_us.known()) fj["input_us"] = WriteParam(f.input_us, "us");
+    if (name == FrameworkName(Framework::kTorchCompileReduceOverhead)) fj["call_before_replay"] = f.call_before_replay;
     if (!f.op_us.empty()) {
       json ops = json::object();
       for (const auto& [op, q] : f.op_us) ops[op] = WriteParam(q, "us");

@@ -100,7 +100,9 @@ struct GpuParams {
 // synchronize), plus per dispatch op_us[op type] where measured, else dispatch_us[class],
 // plus module_us per nn.Module call (Python eager; torch.compile's default mode pays it per
 // module once a call, for the guards Dynamo checks). For cuda-graph, call_us is the graph launch, node_gap_us the GPU
-// gap between two graph nodes and replay_per_node_us the launch cost per node.
+// gap between two graph nodes and replay_per_node_us the launch cost per node. For
+// torch.compile's reduce-overhead, call_us is the CPU time of a call before its graph replays
+// (the GPU idle), module_us what each module's guards add to it (null: the default mode's).
 struct FrameworkParams {
   Param call_us;
   std::array<Param, kNumDispatchClasses> dispatch_us;
@@ -109,6 +111,12 @@ struct FrameworkParams {
   // cuda-graph only: host-side replay cost that grows with the number of graph nodes
   // (cudaGraphLaunch work before the GPU starts), per node.
   Param replay_per_node_us;
+  // torch.compile's reduce-overhead: true where call_us and module_us are the CPU's time before
+  // the graph replays (the GPU idle meanwhile; latency = call_us + module_us * modules + the
+  // replay), as calibrate fits them from a bench that marked its replays or priced its modules.
+  // False (profiles without the key, benches with neither): the older reading, the wrapper's
+  // bookkeeping overlapping the replay (latency = max(call_us, the replay)).
+  bool call_before_replay = false;
   // torch.compile, default mode: what the compiled call costs per tensor of model state
   // (a parameter or buffer) that Inductor's generated kernels read, each an input the compiled
   // graph takes every call (a batch norm's weight, bias and running statistics, a layer norm's

@@ -204,9 +204,9 @@ class Walker {
     }
     MergeMhaDispatches();
     if (opt_.framework == Framework::kTorchscript || opt_.framework == Framework::kCudaGraph) FuseElementwiseChains();
-    // Python eager calls each module's forward; torch.compile's default mode checks each
-    // module's guards every call.
-    const bool counts_modules = IsPythonEager(opt_.framework) || opt_.framework == Framework::kTorchCompile;
+    // Python eager calls each module's forward; torch.compile checks each module's guards every
+    // call (in both modes).
+    const bool counts_modules = IsPythonEager(opt_.framework) || IsTorchCompile(opt_.framework);
     work_.module_calls = counts_modules ? CountModuleCalls(g_) : 0;
     if (counts_modules && work_.module_calls <= 1) {
       // No scopes: the modules the parameters' names imply (a dynamo ONNX export).

@@ -8,7 +8,9 @@
 // At the extremes this is the paper's max(framework overhead, compute); in between it
 // accounts for the GPU idling while the CPU catches up. A CUDA graph replays all kernels
 // from one launch: latency = call cost + per-node launch cost + kernels + one node gap per
-// kernel.
+// kernel. torch.compile's reduce-overhead adds, before its replay starts, the wrapper's CPU
+// work: call_us plus module_us per module (Dynamo's guards); a profile of the older reading
+// (FrameworkParams::call_before_replay false) takes max(call_us, the replay).
 //
 //   Expected<ResolvedParams> rp = ResolveParams(work, profile, Framework::kTorchscript);
 //   Timing t = Simulate(work, rp.value());
@@ -42,6 +44,7 @@ struct ResolvedParams {
   double module_us = 0;
   double node_gap_us = 0;
   double replay_per_node_us = 0;
+  bool call_before_replay = false;  // reduce-overhead: FrameworkParams::call_before_replay
   // torch.compile (default mode): per tensor of model state its kernels read
   // (FrameworkParams::input_us, WorkList::graph_inputs); 0 for every other framework.
   double input_us = 0;

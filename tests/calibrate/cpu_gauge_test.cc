@@ -38,6 +38,22 @@ TEST(CpuGaugeTest, RowsTimedSlowAreBroughtToTheFastState) {
   EXPECT_DOUBLE_EQ(m.dispatch[12].call_us.median, 500);  // no gauge: as measured
 }
 
+// A reduce-overhead row's time before its replay is the CPU's and is scaled with the call; the
+// replay's time on the GPU is not.
+TEST(CpuGaugeTest, TheCpusTimeBeforeAReplayIsScaledAndTheReplayIsNot) {
+  Measurements m;
+  for (int i = 0; i < 11; ++i) m.dispatch.push_back(Row(100, 3.0));
+  DispatchMeasurement slow = Row(200, 6.0);
+  slow.framework = Framework::kTorchCompileReduceOverhead;
+  slow.issue_us.reset();
+  slow.before_replay_us = Spread{120, 110, 130};
+  slow.replay_gpu_us = Spread{70, 68, 72};
+  m.dispatch.push_back(slow);
+  NormalizeToCpuGauge(&m);
+  EXPECT_DOUBLE_EQ(m.dispatch[11].before_replay_us->median, 60);
+  EXPECT_DOUBLE_EQ(m.dispatch[11].replay_gpu_us->median, 70);
+}
+
 // The C++ bench's chains read the host probe, not the Python gauge: brought to the p10 of
 // their own probes, apart from the Python rows.
 TEST(CpuGaugeTest, CppChainsAreBroughtToTheFastStateByTheHostProbe) {

@@ -266,18 +266,111 @@ void AddGapChains(json& j, double gap) {
   }
 }
 
+// Calibrates measurements given as JSON.
+Expected<Calibration> CalibrateJson(const json& j) {
+  Expected<Measurements> m = MeasurementsFromJson(j);
+  if (!m.ok()) return m.status();
+  return Calibrate(m.value(), TestOptions());
+}
+
 TEST(ProfileFitTest, ReduceOverheadWrapperTimeAndNodeGap) {
   json j = testing::MakeSyntheticMeasurements(testing::H200LikeSpec());
   AddReduceOverheadChains(j, 2.0);
-  Expected<Measurements> m = MeasurementsFromJson(j);
-  ASSERT_TRUE(m.ok()) << m.status().message();
-  Expected<Calibration> c = Calibrate(m.value(), TestOptions());
+  Expected<Calibration> c = CalibrateJson(j);
   ASSERT_TRUE(c.ok()) << c.status().message();
   const FrameworkParams* p = c->profile.FindFramework(Framework::kTorchCompileReduceOverhead);
   ASSERT_NE(p, nullptr);
   ExpectRecovered(p->call_us, 154.0, 0.01, "wrapper call_us");
   ExpectRecovered(p->node_gap_us, 2.0, 0.02, "node_gap_us");
   EXPECT_DOUBLE_EQ(p->replay_per_node_us.value, 0.0);
+  EXPECT_FALSE(p->call_before_replay);  // no marks, no module cost: the older reading
+}
+
+// Reduce-overhead chains whose replays were marked (bench_eager.py, replay_marks.py): the CPU's
+// time before the replay is a + b per module (chains of layers give b), the replay's time on
+// the GPU beyond its kernels c + a gap per node; call_us is a + c.
+void AddMarkedReduceOverheadChains(json& j) {
+  auto row = [&](const char* cls, const char* layers, int n, int modules) {
+    const double kernel = 1.2 * n, before = 60.0 + 0.7 * modules, replay = kernel + 15.0 + 0.45 * n;
+    json r = {{"framework", "torch-compile-reduce-overhead"}, {"class", cls}, {"n_ops", n}, {"modules", modules},
+              {"call_us", {{"median", before + replay + 5.0}}}, {"gpu_kernel_us", kernel},
+              {"gpu_span_us", kernel + 18.0 + 1.5 * n},
+              {"before_replay_us", {{"median", before}}}, {"replay_gpu_us", {{"median", replay}}}};
+    if (layers) r["layers"] = layers;
+    j["dispatch"].push_back(r);
+  };
+  for (int n : {2, 9, 33, 65}) {
+    row("kernel", nullptr, n, 0);
+    row("library", nullptr, n, 0);
+  }
+  row("library", "convbn", 26, 33);
+  row("library", "convbn", 98, 129);
+  row("library", "lnlinear", 18, 33);
+  row("library", "lnlinear", 66, 129);
+}
+
+TEST(ProfileFitTest, ReduceOverheadMarkedReplaysPriceTheCallBeforeTheReplay) {
+  json j = testing::MakeSyntheticMeasurements(testing::H200LikeSpec());
+  AddMarkedReduceOverheadChains(j);
+  Expected<Calibration> c = CalibrateJson(j);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  const FrameworkParams* p = c->profile.FindFramework(Framework::kTorchCompileReduceOverhead);
+  ASSERT_NE(p, nullptr);
+  EXPECT_TRUE(p->call_before_replay);
+  ExpectRecovered(p->call_us, 75.0, 0.01, "call_us before the replay");
+  ExpectRecovered(p->module_us, 0.7, 0.02, "module_us");
+  ExpectRecovered(p->node_gap_us, 0.45, 0.02, "node_gap_us");
+  Expected<HostProfile> back = HostProfileFromJson(HostProfileToJson(c->profile));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_TRUE(back->FindFramework(Framework::kTorchCompileReduceOverhead)->call_before_replay);
+
+  // Only reduce-overhead rows mark a replay, and a chain of layers needs a time to price.
+  json other = j;
+  other["dispatch"].back()["framework"] = "torch-compile";
+  Expected<Measurements> bad = MeasurementsFromJson(other);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find(".before_replay_us: only a torch.compile reduce-overhead chain"),
+            std::string::npos)
+      << bad.status().message();
+  json unmarked = j;
+  unmarked["dispatch"].back().erase("before_replay_us");
+  Expected<Measurements> bad2 = MeasurementsFromJson(unmarked);
+  ASSERT_FALSE(bad2.ok());
+  EXPECT_NE(bad2.status().message().find(".layers"), std::string::npos) << bad2.status().message();
+}
+
+// Without marks, a bench that priced a module in the default mode reads reduce-overhead the same
+// way: call_us from the longest chain, its call less its kernels and cuda-graph's gap a node;
+// the node gap and module cost are left to cuda-graph's and the default mode's.
+TEST(ProfileFitTest, ReduceOverheadWithoutMarksTakesTheLongestChainLessItsReplay) {
+  SyntheticSpec spec = H200LikeSpec();
+  spec.noise_sigma = 0;
+  spec.frameworks.push_back({Framework::kTorchCompile, 38.0, {0.6, 14.0, 15.0}, 0, 1.5, 0});
+  json j = testing::MakeSyntheticMeasurements(spec);
+  for (int n : {1, 8, 32, 64})
+    j["dispatch"].push_back({{"framework", "torch-compile"}, {"mode", "inference"}, {"class", "kernel"},
+                             {"n_ops", n}, {"graph_inputs", 4 * n}, {"modules", 0},
+                             {"call_us", {{"median", 38.0 + 14.0 * n + 1.5 * 4 * n}}},
+                             {"outside_us", {{"median", 90.0 + 1.2 * n}}}});
+  for (int n : {8, 32})
+    j["dispatch"].push_back({{"framework", "torch-compile"}, {"mode", "inference"}, {"class", "library"},
+                             {"layers", "convbn"}, {"n_ops", 2 * n}, {"graph_inputs", 5 * n}, {"modules", 4 * n + 1},
+                             {"call_us", {{"median", 5000.0 * n}}},
+                             {"outside_us", {{"median", 90.0 + 1.5 * n + 1.2 * (4 * n + 1)}}}});
+  AddReduceOverheadChains(j, 2.0);
+  Expected<Calibration> c = CalibrateJson(j);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_TRUE(c->profile.frameworks.at("torch-compile").module_us.known());
+  const FrameworkParams* p = c->profile.FindFramework(Framework::kTorchCompileReduceOverhead);
+  const FrameworkParams* cg = c->profile.FindFramework(Framework::kCudaGraph);
+  ASSERT_NE(p, nullptr);
+  ASSERT_NE(cg, nullptr);
+  EXPECT_TRUE(p->call_before_replay);
+  // The 65-node chain: span 78 + 18 + 2 x 65, called in 4 us more; its kernels take 78.
+  const double call = 78.0 + 18.0 + 130.0 + 4.0;
+  ExpectRecovered(p->call_us, call - 78.0 - 65 * cg->node_gap_us.value, 0.01, "call_us");
+  EXPECT_FALSE(p->node_gap_us.known());
+  EXPECT_FALSE(p->module_us.known());
 }
 
 // A replayed node waits at least the GPU's gap between dependent kernels: a chain slope under

@@ -100,6 +100,8 @@ TEST(HostProfileTest, RejectsBadFieldsNamingThem) {
        "gemm/fp16.anchors[0].kernels"},
       {"anchor kernels above the bound", [](json& j) { j["gpu"]["kernels"]["gemm/fp16"]["anchors"] = {{{"m", 8}, {"n", 8}, {"k", 8}, {"us", 2}, {"kernels", 2e6}}}; },
        "gemm/fp16.anchors[0].kernels: must be between 1 and 1000000"},
+      {"reading of a replay", [](json& j) { j["frameworks"]["torchscript"]["call_before_replay"] = true; },
+       "torchscript.call_before_replay: only torch-compile-reduce-overhead has it"},
   };
   ExpectEachRefused(cases);
 }

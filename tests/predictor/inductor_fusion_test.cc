@@ -255,6 +255,44 @@ TEST(InductorFusionTest, TheDefaultModePaysForEachModulesGuardsOncePerCall) {
   }
 }
 
+// Reduce-overhead as its replays were marked (call_before_replay): the wrapper's CPU work, call_us
+// and module_us per module, comes before the replay, so it adds to the GPU's time; a profile
+// without a reduce-overhead module cost borrows the default mode's. A profile of the older
+// reading takes max(call_us, the replay).
+TEST(InductorFusionTest, ReduceOverheadPaysTheWrappersWorkBeforeItsReplay) {
+  const WorkList out = FuseAsInductor(Eager());  // 9 module calls
+  HostProfile prof = testing::SyntheticProfile();
+  FrameworkParams& ro = prof.frameworks.at(FrameworkName(Framework::kTorchCompileReduceOverhead));
+  ro.call_us = Param::Of(70.0, 0);
+  ro.node_gap_us = Param::Of(0.5, 0);
+  ro.replay_per_node_us = Param::Of(0.0, 0);
+  Expected<ResolvedParams> older = ResolveParams(out, prof, Framework::kTorchCompileReduceOverhead);
+  ASSERT_TRUE(older.ok()) << older.status().message();
+  const Timing to = Simulate(out, older.value());
+  const double replay = to.compute_us + 0.5 * to.kernels;
+  EXPECT_NEAR(to.latency_us, std::max(70.0, replay), 1e-9);
+
+  ro.call_before_replay = true;
+  ro.module_us = Param::Of(0.8, 0);
+  Expected<ResolvedParams> marked = ResolveParams(out, prof, Framework::kTorchCompileReduceOverhead);
+  ASSERT_TRUE(marked.ok());
+  const Timing tm = Simulate(out, marked.value());
+  EXPECT_NEAR(tm.latency_us, 70.0 + 0.8 * 9 + replay, 1e-9);
+  EXPECT_NEAR(tm.framework_us, 70.0 + 0.8 * 9 + 0.5 * tm.kernels, 1e-9);
+  EXPECT_NEAR(tm.compute_us, to.compute_us, 1e-9);
+
+  ro.module_us = Param{};  // borrowed from the default mode, and said so
+  prof.frameworks.at(FrameworkName(Framework::kTorchCompile)).module_us = Param::Of(1.1, 0);
+  Expected<ResolvedParams> borrowed = ResolveParams(out, prof, Framework::kTorchCompileReduceOverhead);
+  ASSERT_TRUE(borrowed.ok());
+  EXPECT_NEAR(Simulate(out, borrowed.value()).latency_us, 70.0 + 1.1 * 9 + replay, 1e-9);
+  bool said = false;
+  for (const auto& n : borrowed->notes)
+    said = said || n.find("9 modules before the graph replays: 1.10 us each, as the default mode's bench priced a module") !=
+                       std::string::npos;
+  EXPECT_TRUE(said);
+}
+
 TEST(InductorFusionTest, AModelOfLibraryCallsAloneIsUnchanged) {
   WorkList w;
   Add(&w, DispatchClass::kLibrary, {K(KernelClass::kGemm, 100)});
