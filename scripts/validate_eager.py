@@ -9,6 +9,9 @@ CUPTI) giving kernels per iteration, kernel time by
 kernel name and the ATen ops dispatched from Python. With --graphs the eager module is also
 captured as a CUDA graph (torch.cuda.graph around the eager call, the paper's "PyTorch + CUDA
 Graphs") and its replays timed: rows with framework "cuda-graph", "captured_from": "eager".
+A torch.compile reduce-overhead row also gets, before its profiled pass, 20 calls with the
+replay marked (replay_marks.py): "before_replay_ms", the wrapper's CPU time from the call's start
+to the replay's (the GPU idle), and "replay_gpu_ms", the replay's time on the GPU (medians).
 Writes rows to --out as it goes (validation/campaigns.md, "File formats"); rows whose profiled
 pass has not run yet carry "kernels_pending": true. `ftax validate --measured FILE --profile P`
 puts predictions beside them.
@@ -25,6 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import model_zoo  # noqa: E402
 from spread import spread  # noqa: E402
 import cpu_gauge  # noqa: E402
+import replay_marks  # noqa: E402
 
 
 
@@ -329,6 +333,18 @@ def fold_parts(out):
     return folded
 
 
+def marked_fields(torch, fn, calls=20):
+    """A reduce-overhead point's calls with the replay marked (replay_marks.py): medians of the
+    CPU's time before the replay and of the replay's time on the GPU, in ms; none without a
+    replay."""
+    import statistics
+    marks = [m for m in (replay_marks.timed_call(torch, fn) for _ in range(calls)) if m]
+    if not marks:
+        return {}
+    return {"before_replay_ms": round(statistics.median(m[0] for m in marks) / 1e3, 5),
+            "replay_gpu_ms": round(statistics.median(m[1] for m in marks) / 1e3, 5)}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--out", required=True)
@@ -386,6 +402,7 @@ def main():
     if a.isolate and len(names) > 1:
         return run_isolated(a, names)
     import torch
+    replay_marks.install(torch)  # marks reduce-overhead's replays in marked_fields only
     dev = torch.device("cuda")
     dtypes = {"fp16": torch.float16, "fp32": torch.float32, "bf16": torch.bfloat16}
     doc = {"schema_version": 1, "kind": "ftax-validation-measurements",
@@ -555,6 +572,8 @@ def main():
                 m, xs, fn, graph = prepared(pt)
                 fn()
                 torch.cuda.synchronize()
+                if pt["framework"] == "torch-compile-reduce-overhead":
+                    pt["row"].update(marked_fields(torch, fn))
                 pt["row"].update(profiled_fields(fn))
                 pt["row"].pop("kernels_pending", None)
                 del graph

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Tests of scripts/replay_marks.py with a stand-in for torch (no GPU needed): a marked call
 reports its host time before the first replay and the replays' event time; calls outside
-timed_call, and calls that replay nothing, are not marked; installing twice wraps once.
+timed_call, and calls that replay nothing, are not marked; installing twice wraps once; and
+scripts/validate_eager.py records a reduce-overhead point's marked calls.
     python3 tests/scripts/replay_marks_test.py
 """
 import os
@@ -74,6 +75,19 @@ class ReplayMarksTest(unittest.TestCase):
         before_us, replay_us = replay_marks.timed_call(torch, call)
         self.assertLess(before_us, 2500)
         self.assertAlmostEqual(replay_us, 200.0)
+
+
+class ValidateEagerMarksTest(unittest.TestCase):
+    def test_a_reduce_overhead_point_gets_the_medians_of_its_marked_calls_in_ms(self):
+        import validate_eager
+        torch, _ = fake_torch(0.4)
+        replay_marks.install(torch)
+        g = torch.cuda.CUDAGraph()
+        fields = validate_eager.marked_fields(torch, g.replay, calls=5)
+        self.assertEqual(set(fields), {"before_replay_ms", "replay_gpu_ms"})
+        self.assertAlmostEqual(fields["replay_gpu_ms"], 0.4)
+        self.assertLess(fields["before_replay_ms"], 1.0)
+        self.assertEqual(validate_eager.marked_fields(torch, lambda: None, calls=3), {})
 
 
 if __name__ == "__main__":
