@@ -152,11 +152,15 @@ py::dict PointDict(const ftax::PredictionPoint& p) {
     inputs["ms"] = py::float_(p.graph_input_ms);
     d["graph_inputs"] = std::move(inputs);
   }
-  if (p.module_ms > 0) {  // torch.compile's default mode: the modules outside the generated code
+  if (p.module_ms > 0) {  // torch.compile: the modules' guards, outside the generated code or before the replay
     py::dict modules;
     modules["modules"] = py::int_(p.module_calls);
     modules["ms"] = py::float_(p.module_ms);
     d["modules"] = std::move(modules);
+  }
+  if (p.framework == ftax::Framework::kTorchCompileReduceOverhead && p.call_ms > 0) {  // as the CLI's JSON
+    d["before_replay_ms"] = py::float_(p.call_ms + p.module_ms);
+    d["node_gap_ms"] = py::float_(p.node_gap_ms);
   }
   return d;
 }

@@ -87,6 +87,20 @@ def test_a_compiled_point_says_what_its_graph_inputs_and_modules_cost_as_the_cli
     assert cli["modules"] == modules
 
 
+def test_a_reduce_overhead_point_says_what_comes_before_its_replay_as_the_cli_does():
+    pts = ftax.predict("resnet:depth=18", profile="h200", framework="torch-compile-reduce-overhead", interval=False)
+    p = pts[0]
+    assert p["modules"]["modules"] > 20  # ResNet-18's modules, whose guards run before the replay
+    assert p["before_replay_ms"] > p["modules"]["ms"]  # the call's own part besides them
+    assert p["latency_ms"] == pytest.approx(p["before_replay_ms"] + p["compute_ms"] + p["node_gap_ms"], rel=1e-9)
+    out = subprocess.run([FTAX, "predict", "--arch", "resnet:depth=18", "--profile", "h200", "--framework",
+                          "torch-compile-reduce-overhead", "--samples", "0", "--format", "json"],
+                         capture_output=True, text=True, check=True).stdout
+    cli = json.loads(out)["predictions"][0]
+    assert cli["before_replay_ms"] == pytest.approx(p["before_replay_ms"], rel=1e-12)
+    assert cli["node_gap_ms"] == pytest.approx(p["node_gap_ms"], rel=1e-12)
+
+
 def test_deeper_is_slower_and_a_reused_model_gives_the_same_answer():
     m = ftax.Model(SPEC, dims={"seq": 128})
     a = ftax.predict(m, batch=1, interval=False)[0]["latency_ms"]

@@ -29,9 +29,13 @@ json PointJson(const PredictionPoint& p) {
           {"compute_ms_by_class", cls}};
   if (p.sync_wait_ms > 0) j["sync_wait_ms"] = p.sync_wait_ms;
   if (p.graph_inputs > 0) j["graph_inputs"] = {{"tensors", p.graph_inputs}, {"ms", p.graph_input_ms}};
-  if (p.framework == Framework::kTorchCompile) {
+  if (p.framework == Framework::kTorchCompile || p.call_ms > 0) {
     j["call_ms"] = p.call_ms;
     if (p.module_ms > 0) j["modules"] = {{"modules", p.module_calls}, {"ms", p.module_ms}};
+  }
+  if (p.framework == Framework::kTorchCompileReduceOverhead && p.call_ms > 0) {
+    j["before_replay_ms"] = p.call_ms + p.module_ms;
+    j["node_gap_ms"] = p.node_gap_ms;
   }
   if (!p.op_framework_ms.empty()) {
     json ops = json::object();
@@ -124,6 +128,19 @@ std::string OpFrameworkLine(const PredictionPoint& p) {
       line += ", " + std::to_string(p.module_calls) + " modules outside the generated code " + Fixed(p.module_ms, 3) + " ms";
   }
   return line + "\n";
+}
+
+// "torch-compile-reduce-overhead fp16 batch 1: before the replay 0.186 ms (the call 0.052, 130
+// modules' guards 0.134), then the replay 0.418 ms (kernels 0.356, gaps between its 126 nodes
+// 0.062)": where a reduce-overhead call read as its wrapper's work, then the replay, spends it.
+std::string ReplayLine(const PredictionPoint& p) {
+  if (p.framework != Framework::kTorchCompileReduceOverhead || p.call_ms <= 0) return "";
+  std::string line = Label(p.framework, p.precision) + " batch " + std::to_string(p.batch) + ": before the replay " +
+                     Fixed(p.call_ms + p.module_ms, 3) + " ms (the call " + Fixed(p.call_ms, 3);
+  if (p.module_ms > 0) line += ", " + std::to_string(p.module_calls) + " modules' guards " + Fixed(p.module_ms, 3);
+  const double replay = p.latency_ms - p.call_ms - p.module_ms;
+  return line + "), then the replay " + Fixed(replay, 3) + " ms (kernels " + Fixed(p.compute_ms, 3) +
+         ", gaps between its " + std::to_string(p.kernels) + " nodes " + Fixed(p.node_gap_ms, 3) + ")\n";
 }
 
 // The point's framework, precision and batch: "pytorch-eager fp16 batch 8".
@@ -280,7 +297,7 @@ std::string PredictionTable(const PredictionReport& r, const std::vector<WidthHe
   for (const auto& h : headroom)
     out << "width headroom " << Label(h.framework, h.precision) << " at batch " << h.batch << ": "
         << Fixed(h.factor, 2) << "x wider within +" << Fixed(h.tolerance_pct, 0) << "% latency\n";
-  for (const auto& p : r.points) out << OpFrameworkLine(p);
+  for (const auto& p : r.points) out << OpFrameworkLine(p) << ReplayLine(p);
   for (const auto& p : r.points) out << KernelGroupsText(p);
   for (const auto& p : r.points)
     if (p.sync_wait_ms > 0)

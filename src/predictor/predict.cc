@@ -61,6 +61,11 @@ Expected<PredictionPoint> PredictWork(const WorkList& work, const HostProfile& p
     p.module_ms = rp->module_us * work.module_calls / 1e3;
     p.call_ms = rp->call_us / 1e3;
   }
+  if (framework == Framework::kTorchCompileReduceOverhead && rp->call_before_replay) {
+    p.module_ms = rp->module_us * work.module_calls / 1e3;
+    p.call_ms = rp->call_us / 1e3;
+    p.node_gap_ms = rp->node_gap_us * t.kernels / 1e3;
+  }
   for (int c = 0; c < kNumKernelClasses; ++c) p.class_ms[c] = t.class_us[c] / 1e3;
   for (const auto& [op, v] : OpFrameworkUs(work, rp.value())) p.op_framework_ms[op] = {v.first / 1e3, v.second};
   if (graph) {

@@ -63,9 +63,12 @@ struct PredictionPoint {
   double graph_input_ms = 0;
   // torch.compile (default mode): what the modules cost outside the generated code
   // (module_calls x FrameworkParams::module_us, 0 where the profile has none) and the cost of
-  // the call itself, of framework_ms; 0 elsewhere.
+  // the call itself, of framework_ms; reduce-overhead read as its wrapper's work before the
+  // replay (FrameworkParams::call_before_replay): the same two parts of that work, and the
+  // replay's gaps between its nodes (node_gap_ms); 0 elsewhere.
   double module_ms = 0;
   double call_ms = 0;
+  double node_gap_ms = 0;
   std::array<double, kNumKernelClasses> class_ms{};
   // Where the profile prices ops by their type (FrameworkParams::op_us): the CPU time of the
   // dispatches of each op type so priced (launches beyond its bench's included), and their

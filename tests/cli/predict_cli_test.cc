@@ -124,6 +124,32 @@ TEST(PredictCliTest, TheDefaultModeSaysWhatItsCallCostsBesidesItsOps) {
       << text.out;
 }
 
+// Reduce-overhead read as its wrapper's work, then the replay: the JSON and the table say what
+// comes before the replay (the call and the modules' guards) and what the replay holds (the
+// kernels and the gaps between its nodes), and those parts make the latency. A profile of the
+// older reading says none of it.
+TEST(PredictCliTest, ReduceOverheadSaysWhatComesBeforeTheReplay) {
+  const std::string cmd = "predict --arch resnet:depth=50 --profile h200 --framework torch-compile-reduce-overhead "
+                          "--precision fp16 --batch 1 --samples 0";
+  CliRun r = RunFtax(cmd + " --format json");
+  CliRun text = RunFtax(cmd);
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  const nlohmann::json p = nlohmann::json::parse(r.out)["predictions"][0];
+  ASSERT_TRUE(p.contains("before_replay_ms") && p.contains("modules") && p.contains("node_gap_ms")) << p.dump();
+  EXPECT_GT(p["modules"]["modules"].get<int>(), 100);
+  EXPECT_NEAR(p["before_replay_ms"].get<double>(), p["call_ms"].get<double>() + p["modules"]["ms"].get<double>(), 1e-12);
+  EXPECT_NEAR(p["latency_ms"].get<double>(),
+              p["before_replay_ms"].get<double>() + p["compute_ms"].get<double>() + p["node_gap_ms"].get<double>(), 1e-9);
+  ASSERT_EQ(text.rc, 0) << text.out;
+  EXPECT_NE(text.out.find("torch-compile-reduce-overhead fp16 batch 1: before the replay "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("modules' guards"), std::string::npos) << text.out;
+
+  CliRun older = RunFtax("predict --arch resnet:depth=50 --profile validation/h200/2026-11-26aw/profile-refined.json "
+                         "--framework torch-compile-reduce-overhead --precision fp16 --batch 1 --samples 0 --format json");
+  ASSERT_EQ(older.rc, 0) << older.out << older.err;
+  EXPECT_FALSE(nlohmann::json::parse(older.out)["predictions"][0].contains("before_replay_ms")) << older.out;
+}
+
 // --kernels says where the GPU time goes: every group of equal kernels (op type, class, shape)
 // with its time; all of them add up to the point's compute time and kernel count, a limit keeps
 // the costliest, and without the option the JSON has no such list.
