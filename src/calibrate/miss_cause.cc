@@ -69,6 +69,9 @@ MissCause ExplainMiss(const MissEvidence& e) {
     c.kind = "framework overhead";
     c.detail = "latency less kernel time: measured " + Ms(e.measured_ms - e.measured_kernel_ms) +
                ", predicted " + Ms(e.predicted_ms - e.predicted_compute_ms);
+    if (e.measured_before_replay_ms >= 0 && e.predicted_before_replay_ms >= 0)
+      c.detail += "; of it, the wrapper's CPU time before the replay: measured " + Ms(e.measured_before_replay_ms) +
+                  ", predicted " + Ms(e.predicted_before_replay_ms);
     return c;
   }
   // The class that moves kernel time most the way the total moved (classes can cancel: a

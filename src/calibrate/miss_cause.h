@@ -37,6 +37,10 @@ struct MissEvidence {
   // Of the measured ones, the memsets (the PyTorch profiler's records count them with the
   // kernels; a library's own, cuDNN's around a grouped convolution, are not in the priced graph).
   double measured_memsets = 0;
+  // torch.compile's reduce-overhead: the wrapper's CPU time before the replay, measured (the
+  // replay marked) and predicted; < 0: unknown. A miss on the framework's overhead says how
+  // much of it lies there.
+  double measured_before_replay_ms = -1, predicted_before_replay_ms = -1;
 };
 
 struct MissCause {

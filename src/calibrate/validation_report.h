@@ -58,6 +58,10 @@ struct ValidationRow {
   // before 2026-11-23): span - kernel time is the GPU's idle time between kernels, latency -
   // span the launch and synchronize around them.
   double measured_gpu_span_ms = -1;
+  // torch.compile's reduce-overhead: the wrapper's CPU time before the replay, measured with
+  // the replay marked (validate_eager.py's before_replay_ms; < 0: not recorded) and predicted
+  // (the call and the modules' guards; < 0: the profile reads the call the older way).
+  double measured_before_replay_ms = -1, predicted_before_replay_ms = -1;
   std::string measured_bound;  // "compute" when CUPTI kernel time exceeds latency - kernel time
   std::string predicted_observable_bound;  // the same rule on the prediction
   std::array<double, kNumKernelClasses> measured_class_ms{};

@@ -26,6 +26,18 @@ TEST(MissCauseTest, OverheadThatDiffersMoreThanKernelTimeIsTheCause) {
   EXPECT_NE(c.detail.find("3.000 ms"), std::string::npos) << c.detail;
 }
 
+// A reduce-overhead point whose replay was marked: the miss says how much of the overhead was
+// the wrapper's CPU time before the replay; without the measurement it says nothing of it.
+TEST(MissCauseTest, AReduceOverheadMissSaysWhatCameBeforeTheReplay) {
+  MissEvidence e = Evidence(1.0, 0.6, 0.7, 0.6);
+  EXPECT_EQ(ExplainMiss(e).detail.find("before the replay"), std::string::npos);
+  e.measured_before_replay_ms = 0.31;
+  e.predicted_before_replay_ms = 0.05;
+  MissCause c = ExplainMiss(e);
+  EXPECT_EQ(c.kind, "framework overhead");
+  EXPECT_NE(c.detail.find("before the replay: measured 0.310 ms, predicted 0.050 ms"), std::string::npos) << c.detail;
+}
+
 TEST(MissCauseTest, KernelTimeNamesTheClassThatMovedTheWayTheTotalDid) {
   MissEvidence e = Evidence(5.0, 4.5, 3.5, 3.0);
   // Measured kernels run 1.5 ms longer in all; conv is 0.3 ms under, copy 1.0 ms over, gemm 0.8 over.

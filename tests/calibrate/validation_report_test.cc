@@ -78,6 +78,32 @@ TEST(ValidationReportTest, TheGpuSpanIsReportedWhenRecorded) {
   EXPECT_TRUE(j["rows"][1]["measured_gpu_span_ms"].is_null());
 }
 
+// A reduce-overhead row whose replay was marked (validate_eager.py's before_replay_ms) is
+// reported beside the prediction's time before the replay, and a miss says how they differ.
+TEST(ValidationReportTest, AReduceOverheadRowsTimeBeforeTheReplayIsComparedWithThePredictions) {
+  Expected<HostProfile> prof = LoadHostProfile(std::string(FTAX_SOURCE_DIR) + "/data/profiles/h200.json");
+  ASSERT_TRUE(prof.ok()) << prof.status().message();
+  ASSERT_TRUE(prof->FindFramework(Framework::kTorchCompileReduceOverhead)->call_before_replay);
+  json row = {{"model", "bert-base"}, {"arch", kBert}, {"framework", "torch-compile-reduce-overhead"},
+              {"precision", "fp16"}, {"batch", 1}, {"seq", 128},
+              {"latency_ms", {{"median", 2.0}, {"p10", 1.9}, {"p90", 2.1}}}, {"kernel_ms", 0.5},
+              {"before_replay_ms", 1.2}};
+  CompareOptions opt;
+  opt.interval_samples = 0;
+  Expected<ValidationReport> rep = CompareMeasurements({{"rows", {row}}}, prof.value(), opt);
+  ASSERT_TRUE(rep.ok()) << rep.status().message();
+  ASSERT_EQ(rep->rows.size(), 1u);
+  const ValidationRow& r = rep->rows[0];
+  EXPECT_DOUBLE_EQ(r.measured_before_replay_ms, 1.2);
+  EXPECT_NEAR(r.predicted_before_replay_ms, r.predicted.call_ms + r.predicted.module_ms, 1e-12);
+  EXPECT_GT(r.predicted_before_replay_ms, 0);
+  ASSERT_TRUE(r.miss.has_value());
+  EXPECT_NE(r.miss->detail.find("before the replay: measured 1.200 ms"), std::string::npos) << r.miss->detail;
+  json j = ValidationReportToJson(rep.value());
+  EXPECT_DOUBLE_EQ(j["rows"][0]["measured_before_replay_ms"].get<double>(), 1.2);
+  EXPECT_NEAR(j["rows"][0]["predicted_before_replay_ms"].get<double>(), r.predicted_before_replay_ms, 1e-12);
+}
+
 // BERT-base at batch 1 and sequence 128 as a profile prices it under one framework.
 Expected<PredictionPoint> BertBatch1(const HostProfile& prof, Framework framework) {
   Expected<Graph> g = BuildArchGraph(kBert, {{"batch", 1}, {"seq", 128}}, ArchFlavor::kTorch);
