@@ -205,8 +205,12 @@ def compile_rows(torch, dev, fw, mode, quick, timed, gauged):
                                   f"measured: {repr(e)[:300]}", file=sys.stderr)
                     marks = None
                     if mode != "default":  # the CPU's work before the replay, and the replay's on the GPU
-                        marks = [replay_marks.timed_call(torch, lambda: cf(x_in)) for _ in range(REPLAY_MARKS)]
-                        marks = [m for m in marks if m] or None
+                        try:  # the row stands without them
+                            marks = [replay_marks.timed_call(torch, lambda: cf(x_in)) for _ in range(REPLAY_MARKS)]
+                            marks = [m for m in marks if m] or None
+                        except Exception as e:
+                            print(f"bench_eager.py: {fw} {cls} x{n}: replays not marked: {repr(e)[:300]}",
+                                  file=sys.stderr)
                     kernels, kernel_us, span_us = kernel_records(torch, lambda: cf(x_in))
                 except Exception as e:  # one chain that fails to compile costs only its row
                     print(f"bench_eager.py: {fw} {cls} x{n} failed: {repr(e)[:300]}", file=sys.stderr)

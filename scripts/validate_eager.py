@@ -573,7 +573,10 @@ def main():
                 fn()
                 torch.cuda.synchronize()
                 if pt["framework"] == "torch-compile-reduce-overhead":
-                    pt["row"].update(marked_fields(torch, fn))
+                    try:  # the point's kernel records do not hang on its marks
+                        pt["row"].update(marked_fields(torch, fn))
+                    except Exception as e:
+                        print(f"marks {pt['model']} b{pt['batch']}: {repr(e)[:200]}", file=sys.stderr)
                 pt["row"].update(profiled_fields(fn))
                 pt["row"].pop("kernels_pending", None)
                 del graph
