@@ -314,9 +314,15 @@ int RunCalibrate(const CalibrateOptions& o) {
               << Num(gauge.probe.max_scale, 2) << " (median x" << Num(gauge.probe.median_scale, 2)
               << "); their median reading " << Num(gauge.probe.typical_us, 2) << " us\n";
 
-  for (const std::string& f : c->quality_failures)
+  for (const std::string& f : c->quality_failures) {
+    // A kernel class carries its error into the predictions that use it; a framework's costs
+    // are used as fitted, their standard errors setting the interval.
+    const bool framework = ParseFramework(f.substr(0, f.find(':'))).has_value();
     std::cerr << "ftax calibrate: warning: not trusted, " << f
-              << " (predictions that use it carry that error in their interval and say so)\n";
+              << (framework ? " (its costs are used as fitted, their standard errors in the predictions' interval)"
+                            : " (predictions that use it carry that error in their interval and say so)")
+              << "\n";
+  }
   if (!(s = WriteFileAtomic(o.output, pj.dump(2) + "\n")).ok()) return ReportError("calibrate", s);
   if (o.format == "text") std::cout << "\nwrote " << o.output << "\n";
   return kExitOk;

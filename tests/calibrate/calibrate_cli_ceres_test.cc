@@ -66,6 +66,19 @@ TEST(CalibrateCliCeresTest, JsonSummary) {
   EXPECT_EQ(s["options"]["loss"], "huber");
 }
 
+// A framework under its R² gate is warned about with what a prediction does with it: its costs
+// are used as fitted (unlike a kernel class, whose error widens the interval).
+TEST(CalibrateCliCeresTest, AFrameworkUnderItsGateIsWarnedAboutAsUsedAsFitted) {
+  const std::string profile = ::testing::TempDir() + "strict.profile.json";
+  CliRun r = Ftax("calibrate " + kSynthetic + " -o " + profile + " --min-framework-r2 0.99999");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.err.find(": R² of call time "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(its costs are used as fitted, their standard errors in the predictions' interval)"),
+            std::string::npos)
+      << r.err;
+  std::remove(profile.c_str());
+}
+
 TEST(CalibrateCliCeresTest, WritesAPoorFitAsNotTrustedAndWidensItsIntervals) {
   // Scramble the gemm/fp16 times among its rows: the class cannot fit.
   std::ifstream in(kSynthetic);
