@@ -882,10 +882,10 @@ FrameworkFit FitCudaGraph(Framework fw, const std::vector<const DispatchMeasurem
 //   replay_gpu_us - gpu_kernel_us ~ c + node_gap_us * n_ops
 // and call_us = a + c. A bench that marked no replay but priced a module in the default mode
 // (chains of layers) leaves node_gap_us to cuda-graph's (the same driver replays both; the
-// predictor borrows it, as a prior scales it by what real CUDA-graph replays of calibration
-// models took a node: on host runs cs, ct and cw that priced 27 of 40 evaluation points within
-// ±10% against 23 with the bench's own gap) and module_us to the default mode's (Dynamo checks
-// the same guards),
+// predictor borrows it as a prior scales it by what real CUDA-graph replays of calibration
+// models took a node: 0.49 us on cs's bench against its own chains' 0.26, where the calibration
+// models' replays on host run cv took 0.32-1.03 us a node beyond their kernels, median 0.67)
+// and module_us to the default mode's (Dynamo checks the same guards),
 // and takes call_us from each class's longest chain, where the replay outlasts the wrapper's
 // work after it: call - kernels - n_ops x cuda-graph's node gap. A bench with neither keeps
 // the older reading (FitReduceOverheadOverlap): without a module's cost the new one prices
